@@ -1,0 +1,3 @@
+import Histogram
+import ArgumentParser
+print("x")

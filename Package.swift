@@ -1,0 +1,89 @@
+// swift-tools-version: 6.1
+//
+// The module graph makes DESIGN.md's diagram true: the pure modules
+// (WebSocket, and later SpotterProtocol and SpotterCore) import neither
+// EventLoop nor SpotterStore; SpotterServer is the shell that joins them.
+import PackageDescription
+
+let package = Package(
+    name: "spotter",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "spotter", targets: ["spotter"]),
+        .executable(name: "spotter-echo-bench", targets: ["EchoBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // C libraries from Debian, found through pkg-config.
+        .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        // libuv in Swift: loop, TCP, timers, cross-thread wake-ups, work queue.
+        .target(name: "EventLoop", dependencies: ["CLibUV"]),
+
+        // HTTP/1.1 heads and bodies, the upgrade handshake, RFC 6455 frames,
+        // UTF-8 validation, close codes. Pure: no sockets, no clock.
+        .target(name: "WebSocket", dependencies: ["COpenSSL"]),
+
+        // SQLite through GRDB: migrations and (later) the group-commit writer.
+        .target(
+            name: "SpotterStore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Connection hub, HTTP side door, metrics: the shell around the pure modules.
+        .target(
+            name: "SpotterServer",
+            dependencies: [
+                "EventLoop", "WebSocket", "SpotterStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "spotter",
+            dependencies: [
+                "SpotterServer", "SpotterStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Load tests: the first echo benchmark (the full generator comes later).
+        .executableTarget(
+            name: "EchoBench",
+            dependencies: [
+                "EventLoop", "WebSocket",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "LoadTests/EchoBench"
+        ),
+
+        // Shared test helpers: a small blocking WebSocket/HTTP client and a
+        // server runner for integration tests.
+        .target(
+            name: "TestSupport",
+            dependencies: ["WebSocket", "SpotterServer"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        .testTarget(
+            name: "SpotterServerTests",
+            dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket"]
+        ),
+    ]
+)

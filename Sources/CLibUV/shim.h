@@ -1,0 +1,16 @@
+#ifndef SPOTTER_CLIBUV_SHIM_H
+#define SPOTTER_CLIBUV_SHIM_H
+#include <uv.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libuv's handle and request sizes are macros or enum-valued functions;
+   these wrappers give Swift one stable spelling for allocating them. */
+static inline size_t spotter_uv_tcp_size(void) { return sizeof(uv_tcp_t); }
+static inline size_t spotter_uv_write_size(void) { return sizeof(uv_write_t); }
+
+/* uv_buf_init with Swift-friendly argument types. */
+static inline uv_buf_t spotter_uv_buf(void *base, size_t len) {
+    return uv_buf_init((char *)base, (unsigned int)len);
+}
+#endif

@@ -1,0 +1,241 @@
+import CLibUV
+
+/// A connected TCP socket. Loop thread only.
+///
+/// Reading: bytes land in the loop's shared read buffer and are handed to
+/// `onRead`, which must consume them before returning; an idle connection
+/// holds no read buffer of its own.
+///
+/// Writing: `send` appends to an outbound buffer and asks the loop to flush
+/// it before the next poll. A flush tries `uv_try_write` first; only what
+/// the kernel did not take is copied into a `uv_write` request, and at most
+/// one request is in flight, so `queuedBytes` is the connection's whole
+/// backlog — the number a caller checks against its back-pressure bound.
+public final class TCPConnection: LoopHandle {
+    /// Bytes from the peer, valid only during the call.
+    public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    /// The peer closed its side (`UVError.endOfFile`) or the socket failed.
+    /// Reading has stopped; the owner decides when to `close()`.
+    public var onEnd: ((UVError) -> Void)?
+    /// The handle is closed and freed: the last callback this connection makes.
+    public var onClose: (() -> Void)?
+
+    private var outbound: [UInt8] = []
+    private var inFlightBytes = 0
+    private var flushScheduled = false
+    private var shutdownRequested = false
+    private var shutdownStarted = false
+    private var ended = false
+
+    init(loop: Loop) {
+        super.init(loop: loop, type: UV_TCP)
+        uv_tcp_init(loop.raw, tcp)
+        didInitialize()
+    }
+
+    var tcp: UnsafeMutablePointer<uv_tcp_t> {
+        UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_tcp_t.self)
+    }
+
+    var stream: UnsafeMutablePointer<uv_stream_t> { streamPointer(tcp) }
+
+    func setNoDelay() { uv_tcp_nodelay(tcp, 1) }
+
+    /// Bytes accepted by `send` and not yet taken by the kernel.
+    public var queuedBytes: Int { outbound.count + inFlightBytes }
+
+    /// Capacity held by the outbound buffer while nothing is queued.
+    public var idleOutboundCapacity: Int { outbound.capacity }
+
+    // MARK: - Reading
+
+    public func startReading() {
+        guard !isClosed, !ended else { return }
+        uv_read_start(stream, { handle, _, buffer in
+            let loop = LoopHandle.object(UnsafeMutableRawPointer(handle), as: TCPConnection.self).loop
+            buffer!.pointee = uv_buf_init(loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(loop.readBufferSize))
+        }, { handle, count, buffer in
+            let connection = LoopHandle.object(UnsafeMutableRawPointer(handle), as: TCPConnection.self)
+            if count > 0 {
+                connection.onRead?(UnsafeRawBufferPointer(start: buffer!.pointee.base, count: count))
+            } else if count < 0 {
+                connection.end(UVError(Int32(count)))
+            }
+        })
+    }
+
+    public func stopReading() {
+        guard !isClosed else { return }
+        uv_read_stop(stream)
+    }
+
+    private func end(_ error: UVError) {
+        guard !ended, !isClosed else { return }
+        ended = true
+        uv_read_stop(stream)
+        onEnd?(error)
+    }
+
+    // MARK: - Writing
+
+    /// Queues bytes; they are written before the loop next polls.
+    public func send(_ bytes: UnsafeRawBufferPointer) {
+        guard !isClosed, !shutdownRequested else { return }
+        outbound.append(contentsOf: bytes)
+        scheduleFlush()
+    }
+
+    public func send(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { send($0) }
+    }
+
+    /// Lets the caller encode straight into the outbound buffer.
+    public func withOutbound(_ body: (inout [UInt8]) -> Void) {
+        guard !isClosed, !shutdownRequested else { return }
+        body(&outbound)
+        scheduleFlush()
+    }
+
+    private func scheduleFlush() {
+        guard !flushScheduled, !outbound.isEmpty else { return }
+        flushScheduled = true
+        loop.scheduleFlush(self)
+    }
+
+    /// Writes what is queued. Called by the loop before it polls.
+    func flush() {
+        flushScheduled = false
+        guard !isClosed, inFlightBytes == 0 else { return }
+        guard !outbound.isEmpty else {
+            if shutdownRequested { startShutdown() }
+            return
+        }
+        let total = outbound.count
+        let written: Int = outbound.withUnsafeMutableBytes { bytes in
+            var buffer = uv_buf_init(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+            return Int(uv_try_write(stream, &buffer, 1))
+        }
+        if written < 0 && written != Int(UV_EAGAIN.rawValue) {
+            outbound = []
+            end(UVError(Int32(written)))
+            return
+        }
+        let taken = max(written, 0)
+        if taken < total { writeRemainder(from: taken) }
+        // Keep a small buffer for the next reply; give big ones back.
+        outbound.removeAll(keepingCapacity: outbound.capacity <= 4096)
+        if inFlightBytes == 0 && shutdownRequested { startShutdown() }
+    }
+
+    /// Copies `outbound[offset...]` into one allocation with its request and
+    /// hands it to libuv; the write callback frees both.
+    private func writeRemainder(from offset: Int) {
+        let count = outbound.count - offset
+        let requestSize = MemoryLayout<uv_write_t>.stride
+        let block = UnsafeMutableRawPointer.allocate(byteCount: requestSize + count, alignment: 16)
+        let request = block.bindMemory(to: uv_write_t.self, capacity: 1)
+        let payload = block + requestSize
+        outbound.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        request.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        var buffer = uv_buf_init(payload.assumingMemoryBound(to: CChar.self), UInt32(count))
+        let status = uv_write(request, stream, &buffer, 1) { request, status in
+            let connection = Unmanaged<TCPConnection>.fromOpaque(request!.pointee.data).takeUnretainedValue()
+            UnsafeMutableRawPointer(request!).deallocate()
+            connection.writeCompleted(status)
+        }
+        if status != 0 {
+            block.deallocate()
+            end(UVError(status))
+            return
+        }
+        inFlightBytes = count
+    }
+
+    private func writeCompleted(_ status: Int32) {
+        inFlightBytes = 0
+        if status < 0 {
+            if status != Int32(UV_ECANCELED.rawValue) { end(UVError(status)) }
+            return
+        }
+        if !outbound.isEmpty {
+            flush()
+        } else if shutdownRequested {
+            startShutdown()
+        }
+    }
+
+    /// Sends FIN once everything queued is written (half-close). Reading goes
+    /// on, so the peer's last bytes and its own FIN still arrive as `onEnd`.
+    public func shutdownAfterFlush() {
+        guard !isClosed, !shutdownRequested else { return }
+        shutdownRequested = true
+        if queuedBytes == 0 { startShutdown() }
+    }
+
+    private func startShutdown() {
+        guard !shutdownStarted, !isClosed else { return }
+        shutdownStarted = true
+        let request = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
+        let status = uv_shutdown(request, stream) { request, _ in request!.deallocate() }
+        if status != 0 { request.deallocate() }
+    }
+
+    override func didClose() {
+        outbound = []
+        onRead = nil
+        onEnd = nil
+        let callback = onClose
+        onClose = nil
+        callback?()
+    }
+}
+
+// MARK: - Client side
+
+extension TCPConnection {
+    /// Opens a connection to `address`, optionally from a chosen local
+    /// address (load tests spread their sources over 127.0.0.0/8).
+    public static func connect(
+        loop: Loop, to address: SocketAddress, from source: SocketAddress? = nil,
+        _ completion: @escaping (Result<TCPConnection, UVError>) -> Void
+    ) {
+        let connection = TCPConnection(loop: loop)
+        if let source {
+            let status = source.withPointer { uv_tcp_bind(connection.tcp, $0, 0) }
+            if status != 0 {
+                connection.close()
+                completion(.failure(UVError(status)))
+                return
+            }
+        }
+        let pending = PendingConnect(connection: connection, completion: completion)
+        let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+        request.pointee.data = Unmanaged.passRetained(pending).toOpaque()
+        let status = address.withPointer { uv_tcp_connect(request, connection.tcp, $0) { request, status in
+            let pending = Unmanaged<PendingConnect>.fromOpaque(request!.pointee.data).takeRetainedValue()
+            request!.deallocate()
+            if status == 0 {
+                pending.connection.setNoDelay()
+                pending.completion(.success(pending.connection))
+            } else {
+                pending.connection.close()
+                pending.completion(.failure(UVError(status)))
+            }
+        } }
+        if status != 0 {
+            Unmanaged<PendingConnect>.fromOpaque(request.pointee.data).release()
+            request.deallocate()
+            connection.close()
+            completion(.failure(UVError(status)))
+        }
+    }
+}
+
+private final class PendingConnect {
+    let connection: TCPConnection
+    let completion: (Result<TCPConnection, UVError>) -> Void
+    init(connection: TCPConnection, completion: @escaping (Result<TCPConnection, UVError>) -> Void) {
+        self.connection = connection
+        self.completion = completion
+    }
+}

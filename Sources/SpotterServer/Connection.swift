@@ -1,0 +1,249 @@
+import EventLoop
+import WebSocket
+
+/// One client socket, from its first HTTP byte to its close. Loop thread only.
+///
+/// A connection starts in `.http`: requests to the side door (`/healthz`,
+/// `/metrics`) are answered and the connection kept alive; an upgrade
+/// request to a WebSocket endpoint moves it to `.webSocket`, where the pure
+/// `WebSocketSession` decides what to do with every byte and this class
+/// carries the actions out on the socket.
+final class Connection {
+    enum Phase {
+        case http
+        case webSocket(WebSocketEndpoint)
+        /// Closing: waiting for the peer's FIN (or the deadline) before closing the socket.
+        case closing
+    }
+
+    let id: UInt64
+    let tcp: TCPConnection
+    unowned let server: Server
+    private(set) var phase: Phase = .http
+    private var parser: HTTPRequestParser
+    private var session: WebSocketSession
+    /// Loop time (ms) when the peer last sent anything.
+    private var lastHeard: UInt64
+    private var pingOutstanding = false
+    /// Loop time (ms) after which a closing connection is dropped regardless.
+    private var closeDeadline: UInt64?
+    /// What the WebSocket ended with, reported once in metrics.
+    private(set) var closeCode: CloseCode?
+
+    init(id: UInt64, tcp: TCPConnection, server: Server, now: UInt64) {
+        self.id = id
+        self.tcp = tcp
+        self.server = server
+        self.lastHeard = now
+        parser = HTTPRequestParser(maxBodyBytes: server.config.maxRequestBodyBytes)
+        session = WebSocketSession(role: .server, maxMessageBytes: server.config.maxMessageBytes)
+    }
+
+    func start() {
+        tcp.onRead = { [unowned self] bytes in self.didRead(bytes) }
+        tcp.onEnd = { [unowned self] _ in self.peerEnded() }
+        tcp.onClose = { [unowned self] in self.server.connectionClosed(self) }
+        tcp.startReading()
+    }
+
+    var isWebSocket: Bool {
+        if case .webSocket = phase { return true }
+        return false
+    }
+
+    private func didRead(_ bytes: UnsafeRawBufferPointer) {
+        lastHeard = server.loop.nowMilliseconds
+        pingOutstanding = false
+        server.metrics.bytesIn.increment(by: bytes.count)
+        switch phase {
+        case .http:
+            parser.append(bytes)
+            serveHTTP()
+        case .webSocket(let endpoint):
+            receive(bytes, endpoint)
+            if tcp.queuedBytes > server.config.maxOutboundBytes { closeSlowReader() }
+        case .closing:
+            break  // bytes after the closing handshake are discarded
+        }
+    }
+
+    // MARK: - HTTP
+
+    private func serveHTTP() {
+        while case .http = phase {
+            let request: HTTPRequest
+            do {
+                guard let next = try parser.next() else { return }
+                request = next
+            } catch {
+                refuse(error)
+                return
+            }
+            switch server.route(request) {
+            case .respond(let response):
+                let keepAlive = request.keepAlive && !server.isDraining
+                send(response, keepAlive: keepAlive)
+                if !keepAlive { beginClosing() }
+            case .upgrade(let endpoint):
+                do {
+                    let accepted = try Handshake.accept(request, policy: server.handshakePolicy)
+                    send(accepted.response, keepAlive: true)
+                    upgrade(to: endpoint, leftover: parser.takeRemaining())
+                } catch {
+                    refuse(error)
+                }
+            }
+        }
+    }
+
+    private func send(_ response: HTTPResponse, keepAlive: Bool) {
+        let bytes = response.bytes(keepAlive: keepAlive)
+        server.metrics.bytesOut.increment(by: bytes.count)
+        tcp.send(bytes)
+    }
+
+    /// Answers a bad request and closes: after a framing error the rest of
+    /// the stream cannot be trusted.
+    private func refuse(_ error: HTTPError) {
+        server.metrics.recordHandshakeFailure(status: error.status, reason: HTTPError.metricReason(error.status))
+        server.logger.debug(
+            "refused request",
+            metadata: ["connection": "\(id)", "status": "\(error.status)", "reason": "\(error.reason)"])
+        send(HTTPResponse(error: error), keepAlive: false)
+        beginClosing()
+    }
+
+    // MARK: - WebSocket
+
+    private func upgrade(to endpoint: WebSocketEndpoint, leftover: [UInt8]) {
+        phase = .webSocket(endpoint)
+        parser = HTTPRequestParser(maxHeadBytes: 0, maxHeaderCount: 0, maxBodyBytes: 0)  // frees its buffer
+        server.webSocketOpened()
+        if !leftover.isEmpty { leftover.withUnsafeBytes { receive($0, endpoint) } }
+    }
+
+    /// Runs bytes through the session, then carries out its actions. The
+    /// actions are collected first so that handlers may send on this
+    /// connection (which needs the session) while carrying them out.
+    private func receive(_ bytes: UnsafeRawBufferPointer, _ endpoint: WebSocketEndpoint) {
+        var actions = server.takeActionBuffer()
+        session.receive(bytes) { actions.append($0) }
+        for action in actions { perform(action, endpoint) }
+        server.returnActionBuffer(actions)
+    }
+
+    private func perform(_ action: WebSocketSession.Action, _ endpoint: WebSocketEndpoint) {
+        switch action {
+        case .deliver(let event):
+            server.metrics.framesIn.increment()
+            endpoint.handle(event, on: self)
+        case .send(let bytes):
+            sendFrameBytes(bytes)
+        case .receivedPong:
+            break  // lastHeard was updated by the read itself
+        case .closeConnection(let code):
+            closeCode = closeCode ?? code
+            beginClosing()
+        }
+    }
+
+    /// Sends one data (or ping) frame. Returns false once the connection no
+    /// longer accepts data (closing or closed).
+    @discardableResult
+    func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
+        guard case .webSocket = phase else { return false }
+        var accepted = false
+        tcp.withOutbound { buffer in
+            let before = buffer.count
+            accepted = session.append(opcode, payload, to: &buffer)
+            server.metrics.bytesOut.increment(by: buffer.count - before)
+        }
+        if accepted { server.metrics.framesOut.increment() }
+        return accepted
+    }
+
+    private func sendFrameBytes(_ bytes: [UInt8]) {
+        server.metrics.framesOut.increment()
+        server.metrics.bytesOut.increment(by: bytes.count)
+        tcp.send(bytes)
+    }
+
+    /// Starts the closing handshake from the server side (shutdown, idle).
+    /// The peer's close frame then arrives in `.closing` and is discarded;
+    /// its FIN, or the deadline, ends the socket.
+    func close(_ code: CloseCode, reason: String) {
+        if case .webSocket = phase {
+            closeCode = closeCode ?? code
+            if let frame = session.close(code, reason: reason) { sendFrameBytes(frame) }
+        }
+        beginClosing()
+    }
+
+    /// The peer stopped reading and its backlog passed the bound: no close
+    /// handshake can get through, so drop the socket now.
+    private func closeSlowReader() {
+        server.metrics.backpressureDisconnects.increment()
+        server.logger.info(
+            "closing slow reader", metadata: ["connection": "\(id)", "queued": "\(tcp.queuedBytes)"])
+        closeCode = closeCode ?? .policyViolation
+        session.abandon()
+        phase = .closing
+        tcp.close()
+    }
+
+    /// Half-closes once output is flushed and waits (bounded) for the peer's FIN.
+    private func beginClosing() {
+        if case .closing = phase { return }
+        phase = .closing
+        tcp.shutdownAfterFlush()
+        closeDeadline = server.loop.nowMilliseconds + UInt64(server.config.closeTimeoutSeconds) * 1000
+    }
+
+    private func peerEnded() {
+        if case .webSocket = phase {
+            session.abandon()
+            closeCode = closeCode ?? .abnormal
+        }
+        phase = .closing
+        tcp.close()
+    }
+
+    /// Called by the server's sweep timer once a second.
+    func sweep(now: UInt64) {
+        if let deadline = closeDeadline {
+            if now >= deadline { tcp.close() }
+            return
+        }
+        let silentMs = now &- lastHeard
+        guard case .webSocket = phase else {
+            if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 { tcp.close() }
+            return
+        }
+        if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 {
+            server.metrics.idleTimeouts.increment()
+            close(.goingAway, reason: "idle timeout")
+            closeDeadline = now + 1000  // a silent peer will not answer the handshake
+        } else if !pingOutstanding, silentMs >= UInt64(server.config.effectivePingIntervalSeconds) * 1000 {
+            pingOutstanding = true
+            sendMessage(.ping, UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+}
+
+extension HTTPError {
+    /// A bounded label for metrics.
+    static func metricReason(_ status: Int) -> String {
+        switch status {
+        case 400: return "bad_request"
+        case 403: return "origin_not_allowed"
+        case 404: return "not_found"
+        case 405: return "method_not_allowed"
+        case 413: return "body_too_large"
+        case 426: return "not_websocket"
+        case 431: return "head_too_large"
+        case 501: return "unsupported_encoding"
+        case 505: return "http_version"
+        default: return "other"
+        }
+    }
+}

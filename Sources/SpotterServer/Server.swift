@@ -1,0 +1,203 @@
+import EventLoop
+import Logging
+import SpotterStore
+import WebSocket
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Spotter server: one libuv loop that owns every socket.
+///
+/// `start()` binds the port (so a caller learns it at once), `run()` turns
+/// the calling thread into the loop thread until the server has shut down.
+/// `requestShutdown()` is safe from any thread and from signal watchers:
+/// the listener stops accepting, every WebSocket gets close 1001, and the
+/// loop waits up to `shutdownGraceSeconds` for the closing handshakes.
+public final class Server: @unchecked Sendable {
+    public static let version = "0.1.0"
+
+    public let config: ServerConfig
+    let loop = Loop()
+    let logger: Logger
+    let metrics = ServerMetrics()
+    let handshakePolicy: HandshakePolicy
+    let store: Store?
+    private let echo = EchoEndpoint()
+
+    private var listener: TCPListener?
+    private var sweepTimer: Timer?
+    private var signalWatchers: [SignalWatcher] = []
+    private var connections: [UInt64: Connection] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private var actionBuffer: [WebSocketSession.Action] = []
+    private var startedAt: UInt64 = 0
+    private(set) var isDraining = false
+    private var drainDeadline: UInt64 = 0
+
+    /// - Parameter store: the database, opened by the caller before the loop runs.
+    public init(config: ServerConfig, store: Store? = nil, logger: Logger = Logger(label: "spotter")) {
+        self.config = config
+        self.store = store
+        self.logger = logger
+        handshakePolicy = HandshakePolicy(allowedOrigins: config.allowedOrigins)
+    }
+
+    /// The bound port (after `start()`).
+    public private(set) var port = 0
+
+    /// Binds the listening socket. Call before `run()`, on the thread that will run it.
+    public func start(handleSignals: Bool = false) throws {
+        // A peer that vanished must surface as EPIPE from write, not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        let listener = TCPListener(loop: loop)
+        do {
+            try listener.listen(host: config.host, port: config.port, backlog: config.backlog) { [unowned self] tcp in
+                accept(tcp)
+            }
+        } catch {
+            listener.close()
+            throw error
+        }
+        self.listener = listener
+        port = listener.port
+        startedAt = loop.nowMilliseconds
+        let timer = Timer(loop: loop)
+        timer.start(after: 1000, repeat: 1000) { [unowned self] in sweep() }
+        sweepTimer = timer
+        if handleSignals {
+            for signal in [SIGINT, SIGTERM] {
+                signalWatchers.append(SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
+                    logger.info("signal received, shutting down", metadata: ["signal": "\(number)"])
+                    beginShutdown()
+                })
+            }
+        }
+        logger.info("listening", metadata: ["host": "\(config.host)", "port": "\(port)", "echo": "\(config.echoEnabled)"])
+    }
+
+    /// Runs the loop on this thread until shutdown has finished, then frees every handle.
+    public func run() {
+        loop.run()
+        loop.closeAllHandles()
+        logger.info("stopped")
+    }
+
+    /// Starts a graceful shutdown. Safe from any thread.
+    public func requestShutdown() {
+        loop.execute { [self] in beginShutdown() }
+    }
+
+    // MARK: - Connections
+
+    private func accept(_ tcp: TCPConnection) {
+        guard !isDraining else {
+            tcp.close()
+            return
+        }
+        let id = nextConnectionID
+        nextConnectionID += 1
+        let connection = Connection(id: id, tcp: tcp, server: self, now: loop.nowMilliseconds)
+        connections[id] = connection
+        metrics.connectionsAccepted.increment()
+        metrics.connectionsOpen.increment()
+        connection.start()
+    }
+
+    func webSocketOpened() {}
+
+    func connectionClosed(_ connection: Connection) {
+        connections[connection.id] = nil
+        metrics.connectionsOpen.decrement()
+        if let code = connection.closeCode { metrics.recordClose(code.rawValue) }
+        if isDraining && connections.isEmpty { finishShutdown() }
+    }
+
+    var openConnectionCount: Int { connections.count }
+
+    /// A reusable buffer for a session's actions (one read at a time on the loop).
+    func takeActionBuffer() -> [WebSocketSession.Action] {
+        var buffer: [WebSocketSession.Action] = []
+        swap(&buffer, &actionBuffer)
+        return buffer
+    }
+
+    func returnActionBuffer(_ buffer: [WebSocketSession.Action]) {
+        var buffer = buffer
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 64)
+        actionBuffer = buffer
+    }
+
+    private func sweep() {
+        let now = loop.nowMilliseconds
+        for connection in connections.values { connection.sweep(now: now) }
+        if isDraining && now >= drainDeadline {
+            logger.warning("shutdown grace elapsed; dropping connections", metadata: ["open": "\(connections.count)"])
+            for connection in connections.values { connection.tcp.close() }
+            finishShutdown()
+        }
+    }
+
+    // MARK: - Shutdown
+
+    private func beginShutdown() {
+        guard !isDraining else { return }
+        isDraining = true
+        drainDeadline = loop.nowMilliseconds + UInt64(config.shutdownGraceSeconds) * 1000
+        listener?.close()
+        logger.info("draining", metadata: ["open": "\(connections.count)"])
+        // Check the drain more often than the sweep does.
+        sweepTimer?.start(after: 50, repeat: 50) { [unowned self] in sweep() }
+        for connection in connections.values { connection.close(.goingAway, reason: "server shutting down") }
+        if connections.isEmpty { finishShutdown() }
+    }
+
+    private var finished = false
+
+    private func finishShutdown() {
+        guard !finished else { return }
+        finished = true
+        sweepTimer?.close()
+        for watcher in signalWatchers { watcher.close() }
+        loop.stop()
+    }
+
+    // MARK: - Routing
+
+    enum Route {
+        case respond(HTTPResponse)
+        case upgrade(WebSocketEndpoint)
+    }
+
+    func route(_ request: HTTPRequest) -> Route {
+        switch request.path {
+        case "/healthz":
+            guard request.method == "GET" else { return .respond(methodNotAllowed) }
+            return .respond(health())
+        case "/metrics":
+            guard request.method == "GET" else { return .respond(methodNotAllowed) }
+            return .respond(HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                body: metrics.exposition()))
+        case "/echo" where config.echoEnabled:
+            return .upgrade(echo)
+        default:
+            metrics.recordHandshakeFailure(status: 404, reason: HTTPError.metricReason(404))
+            return .respond(HTTPResponse(error: HTTPError(404, "no such path: \(request.path)")))
+        }
+    }
+
+    private var methodNotAllowed: HTTPResponse {
+        HTTPResponse(error: HTTPError(405, "use GET", headers: [("Allow", "GET")]))
+    }
+
+    private func health() -> HTTPResponse {
+        let uptime = Double(loop.nowMilliseconds &- startedAt) / 1000
+        let status = isDraining ? "draining" : "ok"
+        var body = "{\"status\":\(jsonString(status)),\"version\":\(jsonString(Self.version))"
+        body += ",\"uptime_seconds\":\(uptime),\"connections\":\(connections.count)"
+        if let run = store?.runNumber { body += ",\"run\":\(run)" }
+        body += "}\n"
+        return HTTPResponse(status: isDraining ? 503 : 200, contentType: "application/json", body: body)
+    }
+}

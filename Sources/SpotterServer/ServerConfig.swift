@@ -1,0 +1,47 @@
+/// Everything `spotter serve` can be told. Defaults suit a phone app talking
+/// to one server; each limit says why it is what it is.
+public struct ServerConfig: Sendable {
+    public var host = "127.0.0.1"
+    /// 0 picks a free port (tests); the bound port is reported by `Server.port`.
+    public var port = 8080
+    public var backlog: Int32 = 1024
+    /// Where SQLite keeps its files.
+    public var dataDirectory = "data"
+
+    /// Largest WebSocket message accepted, in bytes. Chat messages are at
+    /// most 1,000 characters (4 KiB of UTF-8); 64 KiB leaves room for
+    /// structured cards without letting one client pin megabytes. Larger
+    /// messages close the connection with 1009 as soon as the frame header
+    /// announces them.
+    public var maxMessageBytes = 64 * 1024
+    /// Largest backlog of unsent bytes per connection. A client that stops
+    /// reading is disconnected (1008) once this much piles up, so a slow
+    /// reader costs at most this much memory and never delays anyone else.
+    public var maxOutboundBytes = 1024 * 1024
+    /// Largest HTTP request body (sign-up and similar JSON requests).
+    public var maxRequestBodyBytes = 64 * 1024
+
+    /// A connection that sends nothing for this long is closed. WebSocket
+    /// connections are pinged after `pingInterval` of silence, so a live
+    /// client always answers in time; a phone that lost signal does not,
+    /// and is gone within this bound instead of lingering until TCP gives up.
+    public var idleTimeoutSeconds = 60
+    /// Silence after which the server pings. Defaults to half the idle timeout.
+    public var pingIntervalSeconds: Int?
+    /// How long the server waits for the peer's close frame or FIN after it
+    /// sent its own close, before dropping the socket.
+    public var closeTimeoutSeconds = 5
+    /// How long a SIGTERM/SIGINT shutdown waits for closing handshakes.
+    public var shutdownGraceSeconds = 10
+
+    /// Browser origins allowed to connect; empty allows all.
+    public var allowedOrigins: Set<String> = []
+    /// Serves an echo WebSocket endpoint at `/echo` (conformance runs and benchmarks only).
+    public var echoEnabled = false
+
+    public init() {}
+
+    public var effectivePingIntervalSeconds: Int {
+        max(1, pingIntervalSeconds ?? idleTimeoutSeconds / 2)
+    }
+}

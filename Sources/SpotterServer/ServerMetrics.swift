@@ -1,0 +1,66 @@
+import CoreMetrics
+import Prometheus
+import Synchronization
+
+typealias Counter = CoreMetrics.Counter
+typealias Meter = CoreMetrics.Meter
+
+/// The server's counters and gauges, exposed at `GET /metrics`.
+///
+/// Each `Server` has its own Prometheus registry (tests run several servers
+/// in one process), reached through swift-metrics' API with an explicit
+/// factory instead of the process-wide bootstrap.
+final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+
+    let connectionsOpen: Meter
+    let connectionsAccepted: Counter
+    let framesIn: Counter
+    let framesOut: Counter
+    let bytesIn: Counter
+    let bytesOut: Counter
+    let backpressureDisconnects: Counter
+    let idleTimeouts: Counter
+    private let closes = Mutex<[UInt16: Counter]>([:])
+    private let handshakeFailures = Mutex<[String: Counter]>([:])
+
+    init() {
+        factory = PrometheusMetricsFactory(registry: registry)
+        connectionsOpen = Meter(label: "spotter_connections_open", factory: factory)
+        connectionsAccepted = Counter(label: "spotter_connections_accepted_total", factory: factory)
+        framesIn = Counter(label: "spotter_websocket_frames_in_total", factory: factory)
+        framesOut = Counter(label: "spotter_websocket_frames_out_total", factory: factory)
+        bytesIn = Counter(label: "spotter_bytes_in_total", factory: factory)
+        bytesOut = Counter(label: "spotter_bytes_out_total", factory: factory)
+        backpressureDisconnects = Counter(label: "spotter_backpressure_disconnects_total", factory: factory)
+        idleTimeouts = Counter(label: "spotter_idle_timeouts_total", factory: factory)
+    }
+
+    /// Counts a finished WebSocket connection by its close code (1006: dropped without a close frame).
+    func recordClose(_ code: UInt16) {
+        closes.withLock { counters in
+            let counter = counters[code] ?? Counter(
+                label: "spotter_websocket_closes_total", dimensions: [("code", String(code))], factory: factory)
+            counters[code] = counter
+            counter.increment()
+        }
+    }
+
+    /// Counts a refused HTTP request or upgrade by its status and path kind.
+    func recordHandshakeFailure(status: Int, reason: String) {
+        let key = "\(status)|\(reason)"
+        handshakeFailures.withLock { counters in
+            let counter = counters[key] ?? Counter(
+                label: "spotter_handshake_failures_total",
+                dimensions: [("status", String(status)), ("reason", reason)], factory: factory)
+            counters[key] = counter
+            counter.increment()
+        }
+    }
+
+    /// The Prometheus text exposition.
+    func exposition() -> [UInt8] {
+        registry.emitToBuffer()
+    }
+}

@@ -1,0 +1,89 @@
+import GRDB
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Spotter's SQLite database: one `DatabasePool` (WAL mode) on one file in
+/// the data directory, migrated on open.
+///
+/// Open it before the event loop starts, and never call it from the loop
+/// thread afterwards: GRDB blocks while SQLite works. Later features reach
+/// it through the store's writer thread.
+public final class Store: Sendable {
+    public let writer: any DatabaseWriter
+    /// How many times a server has started on this database, this start included.
+    public let runNumber: Int64?
+
+    /// Opens (creating if needed) `directory/spotter.sqlite` and migrates it.
+    public static func open(directory: String, logger: Logger = Logger(label: "spotter.store")) throws -> Store {
+        try makeDirectory(directory)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        let pool = try DatabasePool(path: directory + "/spotter.sqlite", configuration: configuration)
+        try migrator.migrate(pool)
+        logger.info("database ready", metadata: ["path": "\(pool.path)"])
+        return Store(writer: pool, runNumber: nil)
+    }
+
+    /// An in-memory database for tests.
+    public static func inMemory() throws -> Store {
+        let queue = try DatabaseQueue()
+        try migrator.migrate(queue)
+        return Store(writer: queue, runNumber: nil)
+    }
+
+    private init(writer: any DatabaseWriter, runNumber: Int64?) {
+        self.writer = writer
+        self.runNumber = runNumber
+    }
+
+    /// Records a server start and returns a store that knows its run number.
+    public func recordingStart(version: String, at unixSeconds: Int64) throws -> Store {
+        let run = try writer.write { db -> Int64 in
+            try db.execute(sql: "INSERT INTO serverRun (version, startedAt) VALUES (?, ?)", arguments: [version, unixSeconds])
+            return db.lastInsertedRowID
+        }
+        return Store(writer: writer, runNumber: run)
+    }
+
+    /// Applied migrations, oldest first.
+    public func appliedMigrations() throws -> [String] {
+        try writer.read { db in try Store.migrator.appliedMigrations(db) }
+    }
+
+    /// Migrations are plain SQL and never change once shipped.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-serverRun") { db in
+            try db.execute(sql: """
+                CREATE TABLE serverRun (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    version TEXT NOT NULL,
+                    startedAt INTEGER NOT NULL
+                )
+                """)
+        }
+        return migrator
+    }()
+
+    private static func makeDirectory(_ path: String) throws {
+        var isDirectory = stat()
+        if stat(path, &isDirectory) == 0 { return }
+        guard mkdir(path, 0o750) == 0 || errno == EEXIST else {
+            throw StoreError.cannotCreateDirectory(path, errno: errno)
+        }
+    }
+}
+
+public enum StoreError: Error, CustomStringConvertible {
+    case cannotCreateDirectory(String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .cannotCreateDirectory(let path, let code):
+            return "cannot create data directory \(path): \(String(cString: strerror(code)))"
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import ArgumentParser
+import Logging
+import SpotterServer
+import SpotterStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct Spotter: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "spotter",
+        abstract: "The real-time server for coaching apps.",
+        version: Server.version,
+        subcommands: [Serve.self, Migrate.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+/// Options shared by every command that touches the database.
+struct StorageOptions: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
+        "Directory for the SQLite database; created if missing. [env: SPOTTER_DATA_DIR] (default: data)",
+        valueName: "path"))
+    var dataDirectory: String?
+
+    @Option(help: ArgumentHelp(
+        "Log level: trace, debug, info, notice, warning, error, critical. [env: SPOTTER_LOG_LEVEL] (default: info)",
+        valueName: "level"))
+    var logLevel: String?
+
+    var resolvedDataDirectory: String { dataDirectory ?? env("SPOTTER_DATA_DIR") ?? "data" }
+
+    func makeLogger() throws -> Logger {
+        let text = logLevel ?? env("SPOTTER_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: text) else {
+            throw ValidationError("unknown log level '\(text)'")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "spotter")
+    }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve WebSocket and HTTP on one port until SIGINT or SIGTERM.",
+        discussion: """
+            Every option can also be set by the environment variable named in its \
+            help; a flag wins over the environment. On SIGINT/SIGTERM the server \
+            stops accepting, sends close 1001 to every WebSocket, waits up to the \
+            shutdown grace for the closing handshakes, and exits 0.
+            """
+    )
+
+    @OptionGroup var storage: StorageOptions
+
+    @Option(help: ArgumentHelp("Address to listen on. [env: SPOTTER_HOST] (default: 127.0.0.1)", valueName: "address"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("TCP port; 0 picks a free one. [env: SPOTTER_PORT] (default: 8080)", valueName: "port"))
+    var port: Int?
+
+    @Option(help: ArgumentHelp(
+        "Largest WebSocket message in bytes; larger ones close with 1009. [env: SPOTTER_MAX_MESSAGE_BYTES] (default: 65536)",
+        valueName: "bytes"))
+    var maxMessageBytes: Int?
+
+    @Option(help: ArgumentHelp(
+        "Unsent bytes a connection may queue before it is closed as a slow reader (1008). [env: SPOTTER_MAX_OUTBOUND_BYTES] (default: 1048576)",
+        valueName: "bytes"))
+    var maxOutboundBytes: Int?
+
+    @Option(help: ArgumentHelp(
+        "Seconds of silence before a connection is closed; WebSockets are pinged at half of it. [env: SPOTTER_IDLE_TIMEOUT] (default: 60)",
+        valueName: "seconds"))
+    var idleTimeout: Int?
+
+    @Option(help: ArgumentHelp(
+        "Seconds of silence before the server pings a WebSocket. [env: SPOTTER_PING_INTERVAL] (default: idle timeout / 2)",
+        valueName: "seconds"))
+    var pingInterval: Int?
+
+    @Option(help: ArgumentHelp(
+        "Seconds a shutdown waits for closing handshakes. [env: SPOTTER_SHUTDOWN_GRACE] (default: 10)",
+        valueName: "seconds"))
+    var shutdownGrace: Int?
+
+    @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
+        "A browser Origin allowed to connect (repeatable; none means any). [env: SPOTTER_ALLOWED_ORIGINS, comma-separated]",
+        valueName: "origin"))
+    var allowedOrigins: [String] = []
+
+    @Flag(help: "Serve an echo WebSocket at /echo, for conformance runs and benchmarks only. [env: SPOTTER_ECHO=1]")
+    var echo = false
+
+    func makeConfig() throws -> ServerConfig {
+        var config = ServerConfig()
+        config.host = host ?? env("SPOTTER_HOST") ?? config.host
+        config.port = try port ?? envInt("SPOTTER_PORT") ?? config.port
+        config.dataDirectory = storage.resolvedDataDirectory
+        config.maxMessageBytes = try maxMessageBytes ?? envInt("SPOTTER_MAX_MESSAGE_BYTES") ?? config.maxMessageBytes
+        config.maxOutboundBytes = try maxOutboundBytes ?? envInt("SPOTTER_MAX_OUTBOUND_BYTES") ?? config.maxOutboundBytes
+        config.idleTimeoutSeconds = try idleTimeout ?? envInt("SPOTTER_IDLE_TIMEOUT") ?? config.idleTimeoutSeconds
+        config.pingIntervalSeconds = try pingInterval ?? envInt("SPOTTER_PING_INTERVAL")
+        config.shutdownGraceSeconds = try shutdownGrace ?? envInt("SPOTTER_SHUTDOWN_GRACE") ?? config.shutdownGraceSeconds
+        let origins = allowedOrigins.isEmpty
+            ? (env("SPOTTER_ALLOWED_ORIGINS") ?? "").split(separator: ",").map { String($0).trimmed() }
+            : allowedOrigins
+        config.allowedOrigins = Set(origins.filter { !$0.isEmpty })
+        config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
+        guard (0...65535).contains(config.port) else { throw ValidationError("port must be 0...65535") }
+        guard config.maxMessageBytes >= 125 else { throw ValidationError("max message bytes must be at least 125") }
+        guard config.maxOutboundBytes >= config.maxMessageBytes else {
+            throw ValidationError("max outbound bytes must be at least max message bytes, or echoes of large messages would be refused")
+        }
+        guard config.idleTimeoutSeconds >= 2 else { throw ValidationError("idle timeout must be at least 2 seconds") }
+        if let ping = config.pingIntervalSeconds, ping < 1 || ping >= config.idleTimeoutSeconds {
+            throw ValidationError("ping interval must be between 1 second and the idle timeout")
+        }
+        return config
+    }
+
+    func run() throws {
+        let config = try makeConfig()
+        let logger = try storage.makeLogger()
+        let store = try Store.open(directory: config.dataDirectory, logger: logger)
+            .recordingStart(version: Server.version, at: Int64(time(nil)))
+        let server = Server(config: config, store: store, logger: logger)
+        try server.start(handleSignals: true)
+        server.run()
+    }
+}
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create or migrate the database, then exit.")
+
+    @OptionGroup var storage: StorageOptions
+
+    func run() throws {
+        let logger = try storage.makeLogger()
+        let store = try Store.open(directory: storage.resolvedDataDirectory, logger: logger)
+        print("migrations applied: \(try store.appliedMigrations().joined(separator: ", "))")
+    }
+}
+
+func env(_ name: String) -> String? {
+    guard let value = getenv(name) else { return nil }
+    let text = String(cString: value)
+    return text.isEmpty ? nil : text
+}
+
+func envInt(_ name: String) throws -> Int? {
+    guard let text = env(name) else { return nil }
+    guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, got '\(text)'") }
+    return value
+}
+
+extension String {
+    func trimmed() -> String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
