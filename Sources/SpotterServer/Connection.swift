@@ -149,17 +149,21 @@ final class Connection {
 
     /// Sends one data (or ping) frame. Returns false once the connection no
     /// longer accepts data (closing or closed).
+    ///
+    /// Decided by `phase`, not by the session: the session has already read
+    /// ahead to the end of the input (maybe to a close frame) while the
+    /// actions it produced are carried out in order, and a reply to a
+    /// message that came before the close must still go out before it.
     @discardableResult
     func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
         guard case .webSocket = phase else { return false }
-        var accepted = false
         tcp.withOutbound { buffer in
             let before = buffer.count
-            accepted = session.append(opcode, payload, to: &buffer)
+            FrameEncoder.append(opcode, payload: payload, to: &buffer)  // server frames are not masked
             server.metrics.bytesOut.increment(by: buffer.count - before)
         }
-        if accepted { server.metrics.framesOut.increment() }
-        return accepted
+        server.metrics.framesOut.increment()
+        return true
     }
 
     private func sendFrameBytes(_ bytes: [UInt8]) {
