@@ -76,7 +76,10 @@ let package = Package(
         // server runner for integration tests.
         .target(
             name: "TestSupport",
-            dependencies: ["WebSocket", "SpotterServer"],
+            dependencies: [
+                "WebSocket", "SpotterServer", "SpotterStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),

@@ -78,14 +78,13 @@ public final class Loop: @unchecked Sendable {
     // MARK: - Running
 
     /// Runs the loop on the calling thread until `stop()` is called or no
-    /// referenced handle is left. The calling thread becomes the loop thread.
+    /// referenced handle or request is left (the loop's own wake-up and
+    /// flush handles do not count). The calling thread becomes the loop
+    /// thread. A server keeps its loop alive with its listener; jobs handed
+    /// to `execute` after `run()` returned wait for the next `run()`.
     public func run() {
         owner = pthread_self()
-        // The async handle is unreferenced so that an idle loop can end; keep
-        // it referenced while running so `execute` can always reach the loop.
-        uv_ref(handlePointer(wakeup))
         uv_run(raw, UV_RUN_DEFAULT)
-        uv_unref(handlePointer(wakeup))
     }
 
     /// Makes `run()` return after the current iteration. Loop thread only.
@@ -107,6 +106,24 @@ public final class Loop: @unchecked Sendable {
             }
         }, Unmanaged.passUnretained(self).toOpaque())
         uv_run(raw, UV_RUN_DEFAULT)
+    }
+
+    /// Handles open on the loop that belong to callers (timers, sockets,
+    /// signals), not counting ones already closing. Loop thread only; for
+    /// leak checks in tests.
+    public var openHandleCount: Int {
+        var count = 0
+        withUnsafeMutablePointer(to: &count) { counter in
+            let context = (Unmanaged.passUnretained(self).toOpaque(), UnsafeMutableRawPointer(counter))
+            withUnsafePointer(to: context) { contextPointer in
+                uv_walk(raw, { handle, arg in
+                    let context = arg!.load(as: (UnsafeMutableRawPointer, UnsafeMutableRawPointer).self)
+                    guard let handle, uv_is_closing(handle) == 0, !Loop.from(context.0).isInternal(handle) else { return }
+                    context.1.assumingMemoryBound(to: Int.self).pointee += 1
+                }, UnsafeMutableRawPointer(mutating: contextPointer))
+            }
+        }
+        return count
     }
 
     private func isInternal(_ handle: UnsafeMutablePointer<uv_handle_t>) -> Bool {

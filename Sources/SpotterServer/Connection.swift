@@ -27,7 +27,7 @@ final class Connection {
     private var pingOutstanding = false
     /// Loop time (ms) after which a closing connection is dropped regardless.
     private var closeDeadline: UInt64?
-    /// What the WebSocket ended with, reported once in metrics.
+    /// What the WebSocket ended with, counted once in metrics when decided.
     private(set) var closeCode: CloseCode?
 
     init(id: UInt64, tcp: TCPConnection, server: Server, now: UInt64) {
@@ -142,7 +142,7 @@ final class Connection {
         case .receivedPong:
             break  // lastHeard was updated by the read itself
         case .closeConnection(let code):
-            closeCode = closeCode ?? code
+            recordClose(code)
             beginClosing()
         }
     }
@@ -177,7 +177,7 @@ final class Connection {
     /// its FIN, or the deadline, ends the socket.
     func close(_ code: CloseCode, reason: String) {
         if case .webSocket = phase {
-            closeCode = closeCode ?? code
+            recordClose(code)
             if let frame = session.close(code, reason: reason) { sendFrameBytes(frame) }
         }
         beginClosing()
@@ -189,10 +189,16 @@ final class Connection {
         server.metrics.backpressureDisconnects.increment()
         server.logger.info(
             "closing slow reader", metadata: ["connection": "\(id)", "queued": "\(tcp.queuedBytes)"])
-        closeCode = closeCode ?? .policyViolation
+        recordClose(.policyViolation)
         session.abandon()
         phase = .closing
         tcp.close()
+    }
+
+    private func recordClose(_ code: CloseCode) {
+        guard closeCode == nil else { return }
+        closeCode = code
+        server.metrics.recordClose(code.rawValue)
     }
 
     /// Half-closes once output is flushed and waits (bounded) for the peer's FIN.
@@ -206,7 +212,7 @@ final class Connection {
     private func peerEnded() {
         if case .webSocket = phase {
             session.abandon()
-            closeCode = closeCode ?? .abnormal
+            recordClose(.abnormal)
         }
         phase = .closing
         tcp.close()

@@ -109,7 +109,6 @@ public final class Server: @unchecked Sendable {
     func connectionClosed(_ connection: Connection) {
         connections[connection.id] = nil
         metrics.connectionsOpen.decrement()
-        if let code = connection.closeCode { metrics.recordClose(code.rawValue) }
         if isDraining && connections.isEmpty { finishShutdown() }
     }
 

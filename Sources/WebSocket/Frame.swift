@@ -80,11 +80,10 @@ public enum FrameEncoder {
             buffer.append(contentsOf: payload)
             return
         }
-        let keyBytes = [UInt8(key >> 24), UInt8((key >> 16) & 0xFF), UInt8((key >> 8) & 0xFF), UInt8(key & 0xFF)]
-        buffer.append(contentsOf: keyBytes)
-        for (index, byte) in payload.enumerated() {
-            buffer.append(byte ^ keyBytes[index & 3])
-        }
+        withUnsafeBytes(of: key.bigEndian) { buffer.append(contentsOf: $0) }
+        let start = buffer.count
+        buffer.append(contentsOf: payload)
+        buffer.withUnsafeMutableBytes { _ = applyMask(key, offset: 0, to: UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
     }
 
     public static func append(

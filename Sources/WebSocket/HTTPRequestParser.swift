@@ -53,7 +53,7 @@ public struct HTTPRequestParser: Sendable {
 
     /// The next complete request, or nil until more bytes arrive.
     public mutating func next() throws(HTTPError) -> HTTPRequest? {
-        guard let headEnd = findHeadEnd() else {
+        guard let headEnd = try findHeadEnd() else {
             if buffer.count > maxHeadBytes { throw HTTPError(431, "request head larger than \(maxHeadBytes) bytes") }
             return nil
         }
@@ -75,12 +75,18 @@ public struct HTTPRequestParser: Sendable {
         return buffer
     }
 
-    /// The offset just past `\r\n\r\n`, or nil.
-    private mutating func findHeadEnd() -> Int? {
+    /// The offset just past `\r\n\r\n`, or nil. A bare LF is refused as
+    /// soon as it is seen, so a client that ends lines with LF alone gets
+    /// its 400 at once instead of waiting for a blank line that never comes.
+    private mutating func findHeadEnd() throws(HTTPError) -> Int? {
         let count = buffer.count
         var index = max(0, scanned - 3)
-        while index + 3 < count {
-            if buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+        while index < count {
+            if buffer[index] == 10 && (index == 0 || buffer[index - 1] != 13) {
+                throw HTTPError(400, "bare LF in request head; lines must end with CRLF")
+            }
+            if index + 3 < count, buffer[index] == 13, buffer[index + 1] == 10, buffer[index + 2] == 13,
+               buffer[index + 3] == 10 {
                 return index + 4
             }
             index += 1

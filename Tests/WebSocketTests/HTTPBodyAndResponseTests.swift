@@ -1,0 +1,151 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Testing
+@testable import WebSocket
+
+/// Bodies, pipelining, keep-alive, and the response side.
+@Suite("HTTP bodies and responses")
+struct HTTPBodyAndResponseTests {
+    static let post = httpRequest(["POST /v1/events HTTP/1.1", "Host: a", "Content-Length: 11"], body: "hello world")
+
+    @Test("a Content-Length body is delivered, also when split across appends")
+    func contentLengthBody() throws {
+        #expect(try parseAll(Self.post).map(\.body) == [utf8("hello world")])
+        for cut in 1..<Self.post.count {
+            var parser = HTTPRequestParser()
+            parser.append(Array(Self.post[..<cut]))
+            #expect(try parser.next() == nil, "cut \(cut)")
+            parser.append(Array(Self.post[cut...]))
+            let request = try parser.next()
+            #expect(request?.body == utf8("hello world"), "cut \(cut)")
+            #expect(request?.method == "POST")
+            #expect(try parser.next() == nil)
+        }
+    }
+
+    @Test("Content-Length over maxBodyBytes fails with 413 before the body arrives")
+    func bodyTooLarge() throws {
+        let head = httpRequest(["POST / HTTP/1.1", "Host: a", "Content-Length: 11"])
+        #expect(parseError(head, parser: HTTPRequestParser(maxBodyBytes: 10))?.status == 413)
+        #expect(parseError(head, parser: HTTPRequestParser(maxBodyBytes: 11)) == nil)
+        let huge = httpRequest(["POST / HTTP/1.1", "Host: a", "Content-Length: 999999999999999999"])
+        #expect(parseError(huge)?.status == 413)
+    }
+
+    @Test("Transfer-Encoding is refused with 501, or 400 together with Content-Length")
+    func transferEncoding() {
+        let chunked = httpRequest(["POST / HTTP/1.1", "Host: a", "Transfer-Encoding: chunked"], body: "5\r\nhello\r\n0\r\n\r\n")
+        #expect(parseError(chunked)?.status == 501)
+        let both = httpRequest(["POST / HTTP/1.1", "Host: a", "Transfer-Encoding: chunked", "Content-Length: 5"])
+        #expect(parseError(both)?.status == 400)
+        let bothReversed = httpRequest(["POST / HTTP/1.1", "Host: a", "content-length: 5", "TRANSFER-ENCODING: chunked"])
+        #expect(parseError(bothReversed)?.status == 400)
+    }
+
+    @Test("malformed Content-Length is refused with 400", arguments: [
+        ["Content-Length: abc"], ["Content-Length: -1"], ["Content-Length: +5"], ["Content-Length: 1 2"],
+        ["Content-Length: 5", "Content-Length: 6"], ["Content-Length:"], ["Content-Length: 0x10"],
+    ])
+    func badContentLength(_ fields: [String]) {
+        #expect(parseError(httpRequest(["POST / HTTP/1.1", "Host: a"] + fields, body: "hello"))?.status == 400)
+    }
+
+    @Test("pipelined requests in one append come out one by one")
+    func pipelining() throws {
+        let get = httpRequest(["GET /first HTTP/1.1", "Host: a"])
+        let requests = try parseAll(get + Self.post + httpRequest(["GET /third?x=1 HTTP/1.1", "Host: b"]))
+        #expect(requests.map(\.target) == ["/first", "/v1/events", "/third?x=1"])
+        #expect(requests.map(\.body) == [[], utf8("hello world"), []])
+        #expect(requests[2].headers["host"] == "b")
+    }
+
+    @Test("takeRemaining hands over the bytes after an upgrade request")
+    func takeRemaining() throws {
+        let frames = clientFrame(.text, utf8("early")) + clientFrame(.ping, [])
+        var parser = HTTPRequestParser()
+        parser.append(HTTPRequestParserTests.upgrade + frames)
+        let request = try parser.next()
+        #expect(request?.headers["Upgrade"] == "websocket")
+        #expect(parser.bufferedBytes == frames.count)
+        #expect(parser.takeRemaining() == frames)
+        #expect(parser.bufferedBytes == 0)
+        #expect(parser.takeRemaining().isEmpty)
+        #expect(try parser.next() == nil)
+    }
+
+    @Test("keepAlive follows the version and the Connection header", arguments: [
+        ("GET / HTTP/1.1", [], true),
+        ("GET / HTTP/1.1", ["Connection: close"], false),
+        ("GET / HTTP/1.1", ["Connection: Upgrade, CLOSE"], false),
+        ("GET / HTTP/1.1", ["Connection: keep-alive"], true),
+        ("GET / HTTP/1.0", [], false),
+        ("GET / HTTP/1.0", ["Connection: keep-alive"], true),
+        ("GET / HTTP/1.0", ["Connection: Keep-Alive"], true),
+    ] as [(String, [String], Bool)])
+    func keepAlive(_ line: String, _ fields: [String], _ expected: Bool) throws {
+        let request = try #require(try parseAll(httpRequest([line, "Host: a"] + fields)).first)
+        #expect(request.keepAlive == expected)
+    }
+
+    // MARK: - Responses
+
+    static func text(_ response: HTTPResponse, keepAlive: Bool = true) -> String {
+        String(decoding: response.bytes(keepAlive: keepAlive), as: UTF8.self)
+    }
+
+    @Test("a response has a status line, its headers, Content-Length and the body")
+    func responseBytes() {
+        let response = HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", body: "مرحبا")
+        #expect(Self.text(response) == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 10\r\n\r\nمرحبا")
+        #expect(Self.text(response, keepAlive: false)
+            == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 10\r\nConnection: close\r\n\r\nمرحبا")
+        #expect(Self.text(HTTPResponse(status: 404)) == "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+        #expect(Self.text(HTTPResponse(status: 299)).hasPrefix("HTTP/1.1 299 Status 299\r\n"))
+    }
+
+    @Test("101, 204 and 304 carry neither Content-Length nor a body", arguments: [101, 204, 304])
+    func noBody(_ status: Int) {
+        let response = HTTPResponse(status: status, headers: [("X-A", "1")], body: utf8("ignored"))
+        let text = Self.text(response)
+        #expect(text.hasPrefix("HTTP/1.1 \(status) "))
+        #expect(text.hasSuffix("X-A: 1\r\n\r\n"))
+        #expect(!text.contains("Content-Length"))
+        #expect(Self.text(response, keepAlive: false).contains("Connection: close") == (status != 101))
+    }
+
+    @Test("an error response carries its extra headers and a JSON body")
+    func errorResponse() throws {
+        struct Body: Decodable { struct Inner: Decodable { var status: Int; var message: String }; var error: Inner }
+        let error = HTTPError(405, "use \"GET\", not \\POST\\\n", headers: [("Allow", "GET")])
+        let response = HTTPResponse(error: error)
+        #expect(response.status == 405)
+        #expect(response.headers.contains { $0.name == "Allow" && $0.value == "GET" })
+        #expect(response.headers.contains { $0.name == "Content-Type" && $0.value == "application/json" })
+        let body = try JSONDecoder().decode(Body.self, from: Data(response.body))
+        #expect(body.error.status == 405)
+        #expect(body.error.message == error.reason)
+    }
+
+    @Test("jsonString escapes what JSON requires and keeps everything else")
+    func jsonEscaping() throws {
+        #expect(jsonString("plain") == "\"plain\"")
+        #expect(jsonString("say \"hi\"") == #""say \"hi\"""#)
+        #expect(jsonString(#"C:\dir"#) == #""C:\\dir""#)
+        #expect(jsonString("a\nb\rc\td") == #""a\nb\rc\td""#)
+        #expect(jsonString("\u{00}\u{01}\u{1F}") == #""\u0000\u0001\u001f""#)
+        #expect(jsonString("مرحبا بالعالم") == "\"مرحبا بالعالم\"")
+        #expect(jsonString("😀 €") == "\"😀 €\"")
+        // Whatever the input, a JSON decoder reads back the same string.
+        var rng = SplitMix64(seed: 77)
+        for _ in 0..<300 {
+            var bytes = randomUTF8(&rng, atLeast: rng.below(30))
+            for _ in 0..<rng.below(4) { bytes.insert([0x22, 0x5C, 0x0A, 0x00, 0x1F, 0x7F, 0x2F][rng.below(7)], at: rng.below(bytes.count + 1)) }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let decoded = try JSONDecoder().decode(String.self, from: Data(jsonString(text).utf8))
+            #expect(decoded == text)
+        }
+    }
+}
