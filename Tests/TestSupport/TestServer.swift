@@ -16,7 +16,7 @@ public final class TestServer: @unchecked Sendable {
         config.port = 0
         config.echoEnabled = true
         configure(&config)
-        let store = try Store.inMemory()
+        let store = try Store.inMemory().recordingStart(version: Server.version, at: 0)
         var logger = Logger(label: "spotter.test")
         logger.logLevel = .warning
         server = Server(config: config, store: store, logger: logger)

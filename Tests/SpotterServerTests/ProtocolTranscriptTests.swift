@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Every example in `Protocol/examples/` is replayed against a live server,
+/// so the documentation cannot drift from what the server says.
+@Suite("Protocol/ transcripts")
+struct ProtocolTranscriptTests {
+    static let examples: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Protocol/examples")
+
+    static var transcripts: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: examples.path)) ?? []
+        return names.filter { $0.hasSuffix(".transcript") }.sorted()
+    }
+
+    @Test func examplesExist() {
+        #expect(Self.transcripts.count >= 8, "found \(Self.transcripts) in \(Self.examples.path)")
+    }
+
+    @Test(arguments: transcripts)
+    func replay(_ name: String) throws {
+        let text = try String(contentsOf: Self.examples.appendingPathComponent(name), encoding: .utf8)
+        let transcript = try TranscriptReplayer(name: name, text: text)
+        let server = try TestServer()
+        defer { server.stop() }
+        try transcript.replay(port: server.port)
+    }
+
+    @Test func replayerCatchesADifference() throws {
+        // The replayer itself must fail when the server says something else.
+        let wrong = try TranscriptReplayer(name: "wrong", text: """
+            C: GET /healthz HTTP/1.1
+            C: Host: 127.0.0.1
+            C:
+            S: HTTP/1.1 404 Not Found
+            """)
+        let server = try TestServer()
+        defer { server.stop() }
+        #expect(throws: TranscriptReplayer.Mismatch.self) { try wrong.replay(port: server.port) }
+    }
+}

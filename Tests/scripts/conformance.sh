@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs Autobahn|Testsuite cases 1-10 (everything but the permessage-deflate
+# groups 12 and 13, which Spotter does not negotiate) against the echo
+# endpoint of the given spotter binary, and fails on any FAILED case.
+#
+# The suite lives in ../shared/tools/autobahn beside this repository (or
+# AUTOBAHN_TOOL); its Python venv and reports go under .build/ so the
+# shared folder may stay read-only.
+set -euo pipefail
+BIN=${1:?usage: conformance.sh path/to/spotter}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TOOL=${AUTOBAHN_TOOL:-$ROOT/../shared/tools/autobahn}
+[ -x "$TOOL/run.sh" ] || { echo "conformance: Autobahn tool not found at $TOOL (set AUTOBAHN_TOOL)" >&2; exit 1; }
+export AUTOBAHN_VENV=${AUTOBAHN_VENV:-$ROOT/.build/autobahn-venv}
+export AUTOBAHN_REPORTS=${AUTOBAHN_REPORTS:-$ROOT/.build/autobahn-reports}
+export AUTOBAHN_TIMEOUT=${AUTOBAHN_TIMEOUT:-900}
+
+if [ ! -x "$AUTOBAHN_VENV/bin/wstest" ]; then
+    echo "conformance: setting up the suite in $AUTOBAHN_VENV"
+    "$TOOL/setup.sh"
+fi
+
+PORT=$("$(dirname "$0")/free-port.sh")
+DATA=$(mktemp -d /tmp/spotter-autobahn.XXXXXX)
+# Autobahn's 9.x cases send messages up to 16 MiB: raise the limits for this run only.
+"$BIN" serve --port "$PORT" --data-dir "$DATA" --echo --log-level warning \
+    --max-message-bytes 16777216 --max-outbound-bytes 67108864 >"$DATA/server.log" 2>&1 &
+PID=$!
+cleanup() {
+    kill -TERM "$PID" 2>/dev/null || true
+    wait "$PID" 2>/dev/null || true
+    rm -rf "$DATA"
+}
+trap cleanup EXIT
+for _ in $(seq 1 100); do
+    curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+
+set +e
+"$TOOL/run.sh" "ws://127.0.0.1:$PORT/echo" | tee "$DATA/autobahn.out"
+status=${PIPESTATUS[0]}
+set -e
+summary=$(grep '^autobahn: [0-9]* passed' "$DATA/autobahn.out" || true)
+if [ "$status" -ne 0 ] || [ -z "$summary" ]; then
+    echo "conformance: FAILED (run.sh status $status)" >&2
+    exit 1
+fi
+echo "conformance: $summary"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the system libraries Spotter builds against, if any is missing:
+# libuv, OpenSSL and SQLite development files, and pkg-config to find them.
+# Debian 12; runs apt-get as root, or through sudo when not root.
+set -euo pipefail
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev; do
+    module=${pair%%:*}
+    package=${pair##*:}
+    if ! pkg-config --exists "$module" 2>/dev/null; then missing+=("$package"); fi
+done
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q "${missing[@]}"
