@@ -22,6 +22,11 @@ public final class TCPConnection: LoopHandle {
 
     private var outbound: [UInt8] = []
     private var inFlightBytes = 0
+    /// Bytes ever accepted by `send`, and ever taken by the kernel: a
+    /// completion fires once `writtenTotal` reaches its `through` mark.
+    private var queuedTotal: UInt64 = 0
+    private var writtenTotal: UInt64 = 0
+    private var completions: [(through: UInt64, callback: (UVError?) -> Void)] = []
     private var flushScheduled = false
     private var shutdownRequested = false
     private var shutdownStarted = false
@@ -73,27 +78,51 @@ public final class TCPConnection: LoopHandle {
         guard !ended, !isClosed else { return }
         ended = true
         uv_read_stop(stream)
+        if error != .endOfFile { fireCompletions(failing: error) }
         onEnd?(error)
     }
 
     // MARK: - Writing
 
     /// Queues bytes; they are written before the loop next polls.
-    public func send(_ bytes: UnsafeRawBufferPointer) {
-        guard !isClosed, !shutdownRequested else { return }
+    ///
+    /// `completion` runs on the loop once the kernel has taken every byte
+    /// queued up to and including these (nil), or when the connection
+    /// fails or closes first (the error; `UVError.canceled` after `close()`).
+    public func send(_ bytes: UnsafeRawBufferPointer, completion: ((UVError?) -> Void)? = nil) {
+        guard !isClosed, !shutdownRequested else {
+            completion?(.canceled)
+            return
+        }
         outbound.append(contentsOf: bytes)
+        queuedTotal += UInt64(bytes.count)
+        if let completion { completions.append((queuedTotal, completion)) }
         scheduleFlush()
     }
 
-    public func send(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { send($0) }
+    public func send(_ bytes: [UInt8], completion: ((UVError?) -> Void)? = nil) {
+        bytes.withUnsafeBytes { send($0, completion: completion) }
     }
 
     /// Lets the caller encode straight into the outbound buffer.
     public func withOutbound(_ body: (inout [UInt8]) -> Void) {
         guard !isClosed, !shutdownRequested else { return }
+        let before = outbound.count
         body(&outbound)
+        queuedTotal += UInt64(outbound.count - before)
         scheduleFlush()
+    }
+
+    /// Runs the completions whose bytes the kernel has taken (all of them,
+    /// with `error`, when the connection failed).
+    private func fireCompletions(failing error: UVError? = nil) {
+        guard !completions.isEmpty else { return }
+        var ready = 0
+        while ready < completions.count, error != nil || completions[ready].through <= writtenTotal { ready += 1 }
+        guard ready > 0 else { return }
+        let due = completions[..<ready]
+        completions.removeFirst(ready)
+        for entry in due { entry.callback(error) }
     }
 
     private func scheduleFlush() {
@@ -124,7 +153,9 @@ public final class TCPConnection: LoopHandle {
         if taken < total { writeRemainder(from: taken) }
         // Keep a small buffer for the next reply; give big ones back.
         outbound.removeAll(keepingCapacity: outbound.capacity <= 4096)
+        writtenTotal += UInt64(taken)
         if inFlightBytes == 0 && shutdownRequested { startShutdown() }
+        fireCompletions()
     }
 
     /// Copies `outbound[offset...]` into one allocation with its request and
@@ -152,11 +183,14 @@ public final class TCPConnection: LoopHandle {
     }
 
     private func writeCompleted(_ status: Int32) {
+        let written = inFlightBytes
         inFlightBytes = 0
         if status < 0 {
             if status != Int32(UV_ECANCELED.rawValue) { end(UVError(status)) }
             return
         }
+        writtenTotal += UInt64(written)
+        fireCompletions()
         if !outbound.isEmpty {
             flush()
         } else if shutdownRequested {
@@ -181,6 +215,7 @@ public final class TCPConnection: LoopHandle {
     }
 
     override func didClose() {
+        fireCompletions(failing: .canceled)
         outbound = []
         onRead = nil
         onEnd = nil

@@ -183,16 +183,20 @@ final class Connection {
         beginClosing()
     }
 
-    /// The peer stopped reading and its backlog passed the bound: no close
-    /// handshake can get through, so drop the socket now.
+    /// The peer stopped reading and its backlog passed the bound. Queue a
+    /// close 1008 behind the backlog (it reaches a client that catches up),
+    /// stop reading so the peer cannot add work, and drop the socket at the
+    /// close deadline whatever happens: memory stays bounded by the limit
+    /// plus one message.
     private func closeSlowReader() {
         server.metrics.backpressureDisconnects.increment()
         server.logger.info(
             "closing slow reader", metadata: ["connection": "\(id)", "queued": "\(tcp.queuedBytes)"])
         recordClose(.policyViolation)
+        sendFrameBytes(FrameEncoder.frame(.close, payload: FrameEncoder.closePayload(.policyViolation, reason: "too slow: outbound queue full")))
         session.abandon()
-        phase = .closing
-        tcp.close()
+        tcp.stopReading()
+        beginClosing()
     }
 
     private func recordClose(_ code: CloseCode) {

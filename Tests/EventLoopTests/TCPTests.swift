@@ -87,4 +87,39 @@ struct TCPTests {
         second.close()
         loop.closeAllHandles()
     }
+    @Test func writeCompletionsFireInOrderOnceTheKernelHasTheBytes() throws {
+        let loop = Loop()
+        let listener = TCPListener(loop: loop)
+        var received = 0
+        let big = [UInt8](repeating: 7, count: 8 << 20)
+        try listener.listen(host: "127.0.0.1", port: 0) { connection in
+            connection.onRead = { bytes in
+                received += bytes.count
+                if received == 3 + big.count { connection.close() }
+            }
+            connection.onEnd = { _ in connection.close() }
+            connection.startReading()
+        }
+        var events: [String] = []
+        var canceled: UVError?
+        TCPConnection.connect(loop: loop, to: try SocketAddress(host: "127.0.0.1", port: listener.port)) { result in
+            guard case .success(let client) = result else { return }
+            client.send([1, 2]) { events.append("small \($0 == nil) \(received)") }
+            client.send(big) { error in
+                events.append("big \(error == nil) queued \(client.queuedBytes)")
+                // Pending when the connection closes: reported as canceled.
+                client.send(big) { canceled = $0 }
+                client.close()
+                listener.close()
+            }
+            client.send([3])  // no completion: must not disturb the others
+            #expect(events.isEmpty)  // nothing is written before the loop flushes
+        }
+        loop.run()
+        #expect(events.count == 2)
+        #expect(events.first == "small true 0")  // taken by the kernel, not yet read by the peer
+        #expect(events.last == "big true queued 0")  // [3] went out in the same write
+        #expect(canceled == .canceled)
+        loop.closeAllHandles()
+    }
 }

@@ -48,6 +48,7 @@ struct LivenessTests {
         let server = try TestServer {
             $0.maxMessageBytes = 1024
             $0.maxOutboundBytes = 64 * 1024
+            $0.closeTimeoutSeconds = 1
         }
         defer { server.stop() }
         let slow = try WebSocketTestClient(port: server.port, receiveBufferBytes: 4096)
@@ -73,6 +74,9 @@ struct LivenessTests {
             Thread.sleep(forTimeInterval: 0.1)
         }
         #expect(disconnects == 1)
+        let closes = try server.metricsText().split(separator: "\n")
+            .first { $0.hasPrefix("spotter_websocket_closes_total{") && $0.contains("\"1008\"") }
+        #expect(closes?.hasSuffix(" 1") == true)
         other.send(text: "after")
         #expect(try other.next() == .text(Array("after".utf8)))
     }

@@ -9,9 +9,14 @@ cd "$(dirname "$0")/../.."
 
 deploy/install-deps.sh
 
+LOG=$(mktemp /tmp/spotter-tests.XXXXXX)
+trap 'rm -f "$LOG"' EXIT
+
 echo "== swift test"
 swift build --build-tests
-swift test --skip-build
+swift test --skip-build 2>&1 | tee "$LOG"
+swift_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG" | grep -oE '[0-9]+' | head -1)
+[ -n "$swift_tests" ] || { echo "run-all: swift test reported no passing run" >&2; exit 1; }
 
 echo "== release build"
 swift build -c release
@@ -20,6 +25,8 @@ echo "== smoke: healthz and SIGTERM"
 Tests/scripts/smoke.sh .build/release/spotter
 
 echo "== conformance: Autobahn|Testsuite 1-10"
-Tests/scripts/conformance.sh .build/release/spotter
+Tests/scripts/conformance.sh .build/release/spotter | tee -a "$LOG"
+autobahn_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 
-echo "run-all: every step passed"
+echo "run-all: every step passed (swift test: $swift_tests, smoke: 1, autobahn cases: $autobahn_passed)"
+echo "total: $((swift_tests + 1 + autobahn_passed)) passed, 0 failed"
