@@ -32,6 +32,14 @@ let package = Package(
         // UTF-8 validation, close codes. Pure: no sockets, no clock.
         .target(name: "WebSocket", dependencies: ["COpenSSL"]),
 
+        // The wire types: commands, replies, events, error codes with their
+        // English and Arabic messages. Pure; mirrors Protocol/.
+        .target(name: "SpotterProtocol"),
+
+        // The rules: validation, OTP, rate limits, access policy, and the
+        // crypto they need (scrypt, HS256, random). Pure but for randomness.
+        .target(name: "SpotterCore", dependencies: ["SpotterProtocol", "COpenSSL"]),
+
         // SQLite through GRDB: migrations and (later) the group-commit writer.
         .target(
             name: "SpotterStore",
@@ -45,7 +53,7 @@ let package = Package(
         .target(
             name: "SpotterServer",
             dependencies: [
-                "EventLoop", "WebSocket", "SpotterStore",
+                "EventLoop", "WebSocket", "SpotterStore", "SpotterProtocol", "SpotterCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -55,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "spotter",
             dependencies: [
-                "SpotterServer", "SpotterStore",
+                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -84,9 +92,12 @@ let package = Package(
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
+        .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol"]),
+        .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore"]),
         .testTarget(
             name: "SpotterServerTests",
-            dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket"]
+            dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore"]
         ),
     ]
 )

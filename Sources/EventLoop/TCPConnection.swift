@@ -1,5 +1,9 @@
 import CLibUV
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A connected TCP socket. Loop thread only.
 ///
 /// Reading: bytes land in the loop's shared read buffer and are handed to
@@ -45,6 +49,26 @@ public final class TCPConnection: LoopHandle {
     var stream: UnsafeMutablePointer<uv_stream_t> { streamPointer(tcp) }
 
     func setNoDelay() { uv_tcp_nodelay(tcp, 1) }
+
+    /// The peer's address without the port ("127.0.0.1", "::1"), or "" if unknown.
+    public var peerAddress: String {
+        var storage = sockaddr_storage()
+        var length = Int32(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutableBytes(of: &storage) { raw in
+            uv_tcp_getpeername(tcp, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
+        }
+        guard status == 0 else { return "" }
+        var text = [CChar](repeating: 0, count: 64)
+        let family = withUnsafeBytes(of: storage) { $0.load(as: sockaddr.self).sa_family }
+        withUnsafeBytes(of: storage) { raw in
+            if family == sa_family_t(AF_INET6) {
+                _ = uv_ip6_name(raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self), &text, text.count)
+            } else {
+                _ = uv_ip4_name(raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self), &text, text.count)
+            }
+        }
+        return String(cString: text)
+    }
 
     /// Bytes accepted by `send` and not yet taken by the kernel.
     public var queuedBytes: Int { outbound.count + inFlightBytes }

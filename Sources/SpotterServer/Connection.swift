@@ -1,4 +1,5 @@
 import EventLoop
+import SpotterProtocol
 import WebSocket
 
 /// One client socket, from its first HTTP byte to its close. Loop thread only.
@@ -69,31 +70,50 @@ final class Connection {
 
     // MARK: - HTTP
 
+    /// True while a request's answer is being prepared off the loop. Reading
+    /// pauses meanwhile, so a client cannot pile up pipelined requests.
+    private var awaitingResponse = false
+
     private func serveHTTP() {
-        while case .http = phase {
+        while case .http = phase, !awaitingResponse {
             let request: HTTPRequest
             do {
                 guard let next = try parser.next() else { return }
                 request = next
             } catch {
-                refuse(error)
+                refuse(error, .english)
                 return
             }
-            switch server.route(request) {
+            switch server.route(request, peer: tcp.peerAddress) {
             case .respond(let response):
-                let keepAlive = request.keepAlive && !server.isDraining
-                send(response, keepAlive: keepAlive)
-                if !keepAlive { beginClosing() }
+                answer(request, with: response)
+            case .deferred(let work):
+                awaitingResponse = true
+                tcp.stopReading()
+                work { [weak self] response in
+                    guard let self, !self.tcp.isClosed, case .http = self.phase else { return }
+                    self.awaitingResponse = false
+                    self.answer(request, with: response)
+                    guard case .http = self.phase else { return }
+                    self.tcp.startReading()
+                    self.serveHTTP()  // requests that arrived behind this one
+                }
             case .upgrade(let endpoint):
                 do {
                     let accepted = try Handshake.accept(request, policy: server.handshakePolicy)
                     send(accepted.response, keepAlive: true)
                     upgrade(to: endpoint, leftover: parser.takeRemaining())
                 } catch {
-                    refuse(error)
+                    refuse(error, Language(acceptLanguage: request.headers["Accept-Language"]))
                 }
             }
         }
+    }
+
+    private func answer(_ request: HTTPRequest, with response: HTTPResponse) {
+        let keepAlive = request.keepAlive && !server.isDraining
+        send(response, keepAlive: keepAlive)
+        if !keepAlive { beginClosing() }
     }
 
     private func send(_ response: HTTPResponse, keepAlive: Bool) {
@@ -104,12 +124,12 @@ final class Connection {
 
     /// Answers a bad request and closes: after a framing error the rest of
     /// the stream cannot be trusted.
-    private func refuse(_ error: HTTPError) {
+    private func refuse(_ error: HTTPError, _ language: Language) {
         server.metrics.recordHandshakeFailure(status: error.status, reason: HTTPError.metricReason(error.status))
         server.logger.debug(
             "refused request",
             metadata: ["connection": "\(id)", "status": "\(error.status)", "reason": "\(error.reason)"])
-        send(HTTPResponse(error: error), keepAlive: false)
+        send(.refusal(error, language), keepAlive: false)
         beginClosing()
     }
 
@@ -118,7 +138,7 @@ final class Connection {
     private func upgrade(to endpoint: WebSocketEndpoint, leftover: [UInt8]) {
         phase = .webSocket(endpoint)
         parser = HTTPRequestParser(maxHeadBytes: 0, maxHeaderCount: 0, maxBodyBytes: 0)  // frees its buffer
-        server.webSocketOpened()
+        endpoint.opened(on: self)
         if !leftover.isEmpty { leftover.withUnsafeBytes { receive($0, endpoint) } }
     }
 
@@ -229,7 +249,7 @@ final class Connection {
             return
         }
         let silentMs = now &- lastHeard
-        guard case .webSocket = phase else {
+        guard case .webSocket(let endpoint) = phase else {
             if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 { tcp.close() }
             return
         }
@@ -241,6 +261,7 @@ final class Connection {
             pingOutstanding = true
             sendMessage(.ping, UnsafeRawBufferPointer(start: nil, count: 0))
         }
+        if case .webSocket = phase { endpoint.tick(on: self) }
     }
 }
 
@@ -249,6 +270,7 @@ extension HTTPError {
     static func metricReason(_ status: Int) -> String {
         switch status {
         case 400: return "bad_request"
+        case 401: return "unauthorized"
         case 403: return "origin_not_allowed"
         case 404: return "not_found"
         case 405: return "method_not_allowed"

@@ -1,5 +1,7 @@
 import EventLoop
 import Logging
+import SpotterCore
+import SpotterProtocol
 import SpotterStore
 import WebSocket
 
@@ -22,8 +24,9 @@ public final class Server: @unchecked Sendable {
     let logger: Logger
     let metrics = ServerMetrics()
     let handshakePolicy: HandshakePolicy
-    let store: Store?
+    let store: Store
     private let echo = EchoEndpoint()
+    private(set) var api: API!
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
@@ -35,12 +38,21 @@ public final class Server: @unchecked Sendable {
     private(set) var isDraining = false
     private var drainDeadline: UInt64 = 0
 
-    /// - Parameter store: the database, opened by the caller before the loop runs.
-    public init(config: ServerConfig, store: Store? = nil, logger: Logger = Logger(label: "spotter")) {
+    /// - Parameters:
+    ///   - store: the database, opened by the caller before the loop runs.
+    ///   - otpSender: where sign-in codes go; the default writes them to the log.
+    public init(config: ServerConfig, store: Store, logger: Logger = Logger(label: "spotter"), otpSender: (any OTPSender)? = nil) {
         self.config = config
         self.store = store
         self.logger = logger
         handshakePolicy = HandshakePolicy(allowedOrigins: config.allowedOrigins)
+        let secret = config.tokenSecret ?? SecureRandom.bytes(32)
+        let services = APIServices(
+            accounts: AccountStore(store), hasher: PasswordHasher(logN: config.passwordHashLogN),
+            signer: AccessTokenSigner(secret: secret), otpSender: otpSender ?? LogOTPSender(logger: logger),
+            accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
+            otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)))
+        api = API(server: self, services: services)
     }
 
     /// The bound port (after `start()`).
@@ -104,8 +116,6 @@ public final class Server: @unchecked Sendable {
         connection.start()
     }
 
-    func webSocketOpened() {}
-
     func connectionClosed(_ connection: Connection) {
         connections[connection.id] = nil
         metrics.connectionsOpen.decrement()
@@ -129,6 +139,7 @@ public final class Server: @unchecked Sendable {
 
     private func sweep() {
         let now = loop.nowMilliseconds
+        api.pruneLimiters()
         for connection in connections.values { connection.sweep(now: now) }
         if isDraining && now >= drainDeadline {
             logger.warning("shutdown grace elapsed; dropping connections", metadata: ["open": "\(connections.count)"])
@@ -166,9 +177,12 @@ public final class Server: @unchecked Sendable {
     enum Route {
         case respond(HTTPResponse)
         case upgrade(WebSocketEndpoint)
+        /// Answered later (after work off the loop) through the callback, on the loop.
+        case deferred((@escaping (HTTPResponse) -> Void) -> Void)
     }
 
-    func route(_ request: HTTPRequest) -> Route {
+    func route(_ request: HTTPRequest, peer: String) -> Route {
+        if let route = api.route(request, peer: peer) { return route }
         switch request.path {
         case "/healthz":
             guard request.method == "GET" else { return .respond(methodNotAllowed) }
@@ -182,12 +196,12 @@ public final class Server: @unchecked Sendable {
             return .upgrade(echo)
         default:
             metrics.recordHandshakeFailure(status: 404, reason: HTTPError.metricReason(404))
-            return .respond(HTTPResponse(error: HTTPError(404, "no such path: \(request.path)")))
+            return .respond(.refusal(HTTPError(404, "no such path"), Language(acceptLanguage: request.headers["Accept-Language"])))
         }
     }
 
     private var methodNotAllowed: HTTPResponse {
-        HTTPResponse(error: HTTPError(405, "use GET", headers: [("Allow", "GET")]))
+        .refusal(HTTPError(405, "use GET", headers: [("Allow", "GET")]), .english)
     }
 
     private func health() -> HTTPResponse {
@@ -195,7 +209,7 @@ public final class Server: @unchecked Sendable {
         let status = isDraining ? "draining" : "ok"
         var body = "{\"status\":\(jsonString(status)),\"version\":\(jsonString(Self.version))"
         body += ",\"uptime_seconds\":\(uptime),\"connections\":\(connections.count)"
-        if let run = store?.runNumber { body += ",\"run\":\(run)" }
+        if let run = store.runNumber { body += ",\"run\":\(run)" }
         body += "}\n"
         return HTTPResponse(status: isDraining ? 503 : 200, contentType: "application/json", body: body)
     }

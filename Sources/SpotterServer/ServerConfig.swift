@@ -39,6 +39,19 @@ public struct ServerConfig: Sendable {
     /// Serves an echo WebSocket endpoint at `/echo` (conformance runs and benchmarks only).
     public var echoEnabled = false
 
+    /// Secret for signing access tokens (HS256), at least 32 bytes. The
+    /// command line keeps one in the data directory so restarts do not sign
+    /// everyone out; nil makes a random one for this process.
+    public var tokenSecret: [UInt8]?
+    /// Access tokens are short-lived: 15 minutes.
+    public var accessTokenLifetimeSeconds: Int64 = 900
+    /// Refresh tokens last 30 days and rotate on every use.
+    public var refreshTokenLifetimeSeconds: Int64 = 30 * 24 * 3600
+    /// A socket gets `auth.expiring` this long before its token lapses.
+    public var tokenExpiryWarningSeconds: Int64 = 60
+    /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
+    public var passwordHashLogN = 15
+
     public init() {}
 
     public var effectivePingIntervalSeconds: Int {

@@ -1,8 +1,20 @@
 import WebSocket
 
-/// What a WebSocket path does with the messages it receives. Loop thread only.
+/// What a WebSocket path does with its connection. Loop thread only.
+/// Shared endpoints (echo) serve every connection; per-connection ones
+/// (`AppSocket`) carry that connection's session.
 protocol WebSocketEndpoint: AnyObject {
+    /// The upgrade completed; the connection can send.
+    func opened(on connection: Connection)
+    /// A complete message (text or binary) from the client.
     func handle(_ event: WebSocketEvent, on connection: Connection)
+    /// Called about once a second while the connection is open.
+    func tick(on connection: Connection)
+}
+
+extension WebSocketEndpoint {
+    func opened(on connection: Connection) {}
+    func tick(on connection: Connection) {}
 }
 
 /// `/echo`: sends every text and binary message straight back, for the

@@ -65,6 +65,7 @@ public final class Store: Sendable {
                 )
                 """)
         }
+        migrator.registerMigration("v2-accounts") { db in try AccountsSchema.migrate(db) }
         return migrator
     }()
 

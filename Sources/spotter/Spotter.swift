@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import SpotterCore
 import SpotterServer
 import SpotterStore
 
@@ -13,7 +14,7 @@ struct Spotter: ParsableCommand {
         commandName: "spotter",
         abstract: "The real-time server for coaching apps.",
         version: Server.version,
-        subcommands: [Serve.self, Migrate.self],
+        subcommands: [Serve.self, Migrate.self, Admin.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -130,7 +131,9 @@ struct Serve: ParsableCommand {
         let logger = try storage.makeLogger()
         let store = try Store.open(directory: config.dataDirectory, logger: logger)
             .recordingStart(version: Server.version, at: Int64(time(nil)))
-        let server = Server(config: config, store: store, logger: logger)
+        var configured = config
+        configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
+        let server = Server(config: configured, store: store, logger: logger)
         try server.start(handleSignals: true)
         server.run()
     }

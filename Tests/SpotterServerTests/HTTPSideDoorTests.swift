@@ -29,7 +29,7 @@ struct HTTPSideDoorTests {
         let client = try HTTPTestClient(port: server.port)
         let missing = try client.request("GET", "/nope")
         #expect(missing.status == 404)
-        #expect(missing.bodyText.contains("\"status\":404"))
+        #expect(missing.bodyText.contains("\"code\":\"not_found\""))
         let post = try client.request("POST", "/healthz", body: "{}")
         #expect(post.status == 405)
         #expect(post.headers["Allow"] == "GET")

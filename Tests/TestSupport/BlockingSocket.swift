@@ -11,6 +11,7 @@ public final class BlockingSocket {
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Connects to 127.0.0.1:`port`. `receiveBufferBytes` shrinks SO_RCVBUF

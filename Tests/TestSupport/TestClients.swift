@@ -129,3 +129,23 @@ public final class WebSocketTestClient {
         events += collected
     }
 }
+
+extension WebSocketTestClient {
+    /// The next text message parsed as a JSON object (pings are skipped).
+    public func nextJSON() throws -> [String: Any] {
+        while let event = try next() {
+            switch event {
+            case .text(let bytes):
+                guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+                    throw BlockingSocket.Failure(description: "not a JSON object: \(String(decoding: bytes, as: UTF8.self))")
+                }
+                return object
+            case .ping, .pong:
+                continue
+            default:
+                throw BlockingSocket.Failure(description: "expected a text message, got \(event)")
+            }
+        }
+        throw BlockingSocket.Failure(description: "connection closed")
+    }
+}

@@ -9,17 +9,26 @@ public final class TestServer: @unchecked Sendable {
     public var port: Int { server.port }
     private let finished = DispatchSemaphore(value: 0)
 
+    /// Sign-in codes the server sent, newest last.
+    public let otp = RecordingOTPSender()
+    public let store: Store
+
     /// Starts a server with `configure` applied to a test configuration
-    /// (port 0, echo on, in-memory store).
-    public init(_ configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    /// (port 0, echo on, cheap password hashing, a fixed token secret) on an
+    /// in-memory database, or on `dataDirectory` when given.
+    public init(dataDirectory: String? = nil, _ configure: (inout ServerConfig) -> Void = { _ in }) throws {
         var config = ServerConfig()
         config.port = 0
         config.echoEnabled = true
+        config.passwordHashLogN = 10
+        config.tokenSecret = Array("spotter-tests-secret-0123456789abcdef".utf8)
         configure(&config)
-        let store = try Store.inMemory().recordingStart(version: Server.version, at: 0)
+        let opened = try dataDirectory.map { try Store.open(directory: $0) } ?? Store.inMemory()
+        let store = try opened.recordingStart(version: Server.version, at: 0)
+        self.store = store
         var logger = Logger(label: "spotter.test")
         logger.logLevel = .warning
-        server = Server(config: config, store: store, logger: logger)
+        server = Server(config: config, store: store, logger: logger, otpSender: otp)
         try server.start()
         let server = self.server
         let finished = self.finished
@@ -54,5 +63,30 @@ public final class TestServer: @unchecked Sendable {
             return Double(line.split(separator: " ").last!)
         }
         return nil
+    }
+}
+
+/// Captures one-time codes instead of sending them.
+public final class RecordingOTPSender: OTPSender, @unchecked Sendable {
+    private let lock = NSLock()
+    private var sent: [(phone: String, code: String)] = []
+
+    public func send(code: String, to phone: String) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        sent.append((phone, code))
+    }
+
+    /// The last code sent to `phone`.
+    public func lastCode(for phone: String) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return sent.last { $0.phone == phone }?.code
+    }
+
+    public var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return sent.count
     }
 }

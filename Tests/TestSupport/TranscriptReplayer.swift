@@ -17,9 +17,16 @@ public struct TranscriptReplayer {
 
     enum Step {
         case sendHTTP([String], line: Int)
-        case expectHTTP([String], line: Int)
+        case expectHTTP([String], line: Int, schema: String?)
         case sendFrame(String, line: Int)
-        case expectFrame(String, line: Int)
+        case expectFrame(String, line: Int, schema: String?)
+    }
+
+    /// A JSON body the server actually sent, and the schema the transcript says it follows.
+    public struct SchemaSample: Sendable {
+        public var schema: String
+        public var json: String
+        public var location: String
     }
 
     let name: String
@@ -28,9 +35,14 @@ public struct TranscriptReplayer {
     public init(name: String, text: String) throws {
         self.name = name
         var steps: [Step] = []
+        var schema: String?
         for (index, raw) in text.components(separatedBy: "\n").enumerated() {
             let number = index + 1
             let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : raw
+            if line.hasPrefix("# schema: ") {
+                schema = String(line.dropFirst("# schema: ".count)).trimmingCharacters(in: .whitespaces)
+                continue
+            }
             if line.isEmpty || line.hasPrefix("#") { continue }
             let tag = line.prefix(2)
             var content = String(line.dropFirst(2))
@@ -40,14 +52,16 @@ public struct TranscriptReplayer {
                 steps[steps.count - 1] = .sendHTTP(lines + [content], line: start)
             case ("C:", _):
                 steps.append(.sendHTTP([content], line: number))
-            case ("S:", .expectHTTP(let lines, let start)?):
-                steps[steps.count - 1] = .expectHTTP(lines + [content], line: start)
+            case ("S:", .expectHTTP(let lines, let start, let named)?):
+                steps[steps.count - 1] = .expectHTTP(lines + [content], line: start, schema: named)
             case ("S:", _):
-                steps.append(.expectHTTP([content], line: number))
+                steps.append(.expectHTTP([content], line: number, schema: schema))
+                schema = nil
             case ("C>", _):
                 steps.append(.sendFrame(content, line: number))
             case ("S>", _):
-                steps.append(.expectFrame(content, line: number))
+                steps.append(.expectFrame(content, line: number, schema: schema))
+                schema = nil
             default:
                 throw Mismatch(file: name, line: number, detail: "unknown line: \(line)")
             }
@@ -55,38 +69,66 @@ public struct TranscriptReplayer {
         self.steps = steps
     }
 
-    /// Runs the transcript on a new connection to `port`.
-    public func replay(port: Int) throws {
+    /// Runs the transcript on a new connection to `port`. Returns the JSON
+    /// bodies annotated with `# schema: Name`, for validation against
+    /// `Protocol/schemas/`.
+    @discardableResult
+    public func replay(port: Int) throws -> [SchemaSample] {
         let http = HTTPTestClient(socket: try BlockingSocket(port: port))
         var reader = FrameReader(role: .client, maxMessageBytes: 1 << 24)
         var events: [WebSocketEvent] = []
         var mask: UInt32 = 0x3779_1A2B
+        var variables: [String: String] = [:]
+        var samples: [SchemaSample] = []
         for step in steps {
             switch step {
-            case .sendHTTP(let lines, _):
-                http.socket.write(lines.joined(separator: "\r\n") + "\r\n")
-            case .expectHTTP(let expected, let line):
+            case .sendHTTP(let lines, let line):
+                let text = try lines.map { try substitute($0, variables, line: line) }
+                let head = text.joined(separator: "\r\n") + "\r\n"
+                http.socket.write(head)
+            case .expectHTTP(let expected, let line, let schema):
                 let response = try http.readResponse()
-                try compare(expected, render(response), line: line)
+                let actual = render(response)
+                try compare(expected, actual, line: line, variables: &variables)
+                if let schema { samples.append(SchemaSample(schema: schema, json: response.bodyText, location: "\(name):\(line)")) }
                 if response.status == 101, !http.buffer.isEmpty {
                     try reader.read(http.buffer) { events.append($0) }
                     http.buffer = []
                 }
             case .sendFrame(let spec, let line):
                 mask = mask &* 1_664_525 &+ 1_013_904_223
-                http.socket.write(try Self.frameBytes(spec, mask: mask | 1, file: name, line: line))
-            case .expectFrame(let spec, let line):
+                let frame = try substitute(spec, variables, line: line)
+                http.socket.write(try Self.frameBytes(frame, mask: mask | 1, file: name, line: line))
+            case .expectFrame(let spec, let line, let schema):
                 while events.isEmpty {
                     let chunk = try http.socket.read()
                     if chunk.isEmpty { break }
                     try reader.read(chunk) { events.append($0) }
                 }
                 let actual = events.isEmpty ? "end" : Self.describe(events.removeFirst())
-                guard Self.matches(spec, actual) else {
+                guard let captured = Self.match(spec, actual) else {
                     throw Mismatch(file: name, line: line, detail: "expected frame `\(spec)`, got `\(actual)`")
+                }
+                variables.merge(captured) { _, new in new }
+                if let schema, actual.hasPrefix("text ") {
+                    samples.append(SchemaSample(schema: schema, json: String(actual.dropFirst(5)), location: "\(name):\(line)"))
                 }
             }
         }
+        return samples
+    }
+
+    /// Replaces `{$name}` with a value captured earlier.
+    private func substitute(_ text: String, _ variables: [String: String], line: Int) throws -> String {
+        var out = text
+        while let start = out.range(of: "{$"), let end = out.range(of: "}", range: start.upperBound..<out.endIndex) {
+            let key = String(out[start.upperBound..<end.lowerBound])
+            guard let value = variables[key] else {
+                throw Mismatch(file: name, line: line, detail: "`{$\(key)}` used before it was captured")
+            }
+            out.replaceSubrange(start.lowerBound..<end.upperBound, with: value)
+        }
+        return out
     }
 
     private func render(_ response: TestHTTPResponse) -> [String] {
@@ -101,9 +143,12 @@ public struct TranscriptReplayer {
         return lines
     }
 
-    private func compare(_ expected: [String], _ actual: [String], line: Int) throws {
-        for (offset, pair) in zip(expected, actual).enumerated() where !Self.matches(pair.0, pair.1) {
-            throw Mismatch(file: name, line: line + offset, detail: "expected `\(pair.0)`, got `\(pair.1)`")
+    private func compare(_ expected: [String], _ actual: [String], line: Int, variables: inout [String: String]) throws {
+        for (offset, pair) in zip(expected, actual).enumerated() {
+            guard let captured = Self.match(pair.0, pair.1) else {
+                throw Mismatch(file: name, line: line + offset, detail: "expected `\(pair.0)`, got `\(pair.1)`")
+            }
+            variables.merge(captured) { _, new in new }
         }
         guard expected.count == actual.count else {
             throw Mismatch(
@@ -112,20 +157,35 @@ public struct TranscriptReplayer {
         }
     }
 
-    /// `{any}` matches any text, `{number}` a JSON number; the rest literally.
-    static func matches(_ pattern: String, _ actual: String) -> Bool {
+    static func matches(_ pattern: String, _ actual: String) -> Bool { match(pattern, actual) != nil }
+
+    /// Matches one line: `{any}` is any text, `{number}` a JSON number,
+    /// `{$name}` captures a value (up to the next quote) as `name`; the rest
+    /// literally. Returns the captures, or nil when the line differs.
+    static func match(_ pattern: String, _ actual: String) -> [String: String]? {
         var regex = "^"
+        var names: [String] = []
         var rest = Substring(pattern)
         while !rest.isEmpty {
             if rest.hasPrefix("{any}") {
                 regex += ".*"; rest = rest.dropFirst(5)
             } else if rest.hasPrefix("{number}") {
-                regex += "-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?"; rest = rest.dropFirst(8)
+                regex += "-?[0-9]+(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"; rest = rest.dropFirst(8)
+            } else if rest.hasPrefix("{$"), let close = rest.firstIndex(of: "}") {
+                names.append(String(rest[rest.index(rest.startIndex, offsetBy: 2)..<close]))
+                regex += "([^\"\\s]*)"; rest = rest[rest.index(after: close)...]
             } else {
                 regex += NSRegularExpression.escapedPattern(for: String(rest.first!)); rest = rest.dropFirst()
             }
         }
-        return actual.range(of: regex + "$", options: .regularExpression) != nil
+        guard let expression = try? NSRegularExpression(pattern: regex + "$"),
+              let found = expression.firstMatch(in: actual, range: NSRange(actual.startIndex..., in: actual))
+        else { return nil }
+        var captures: [String: String] = [:]
+        for (index, key) in names.enumerated() {
+            if let range = Range(found.range(at: index + 1), in: actual) { captures[key] = String(actual[range]) }
+        }
+        return captures
     }
 
     /// `text …`, `binary HEX`, `ping …`, `pong …`, `close [CODE [reason]]`, `raw HEX` (sent as is).

@@ -1,0 +1,103 @@
+import FoundationEssentials
+
+/// What an access token says: who, with which role, in which session, and until when.
+/// On the wire (JSON) the keys are the registered JWT names `sub`, `iat`, `exp` plus `role` and `sid`.
+public struct AccessClaims: Sendable, Equatable, Codable {
+    /// "sub": the user id.
+    public var subject: String
+    /// "role": the user's role when the token was issued.
+    public var role: Role
+    /// "sid": the refresh-token family id; revoking the family ends the session.
+    public var sessionID: String
+    /// "iat": issue time, Unix seconds.
+    public var issuedAt: Int64
+    /// "exp": expiry, Unix seconds; the token is invalid from this second on.
+    public var expiresAt: Int64
+
+    public init(subject: String, role: Role, sessionID: String, issuedAt: Int64, expiresAt: Int64) {
+        self.subject = subject
+        self.role = role
+        self.sessionID = sessionID
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case subject = "sub", role, sessionID = "sid", issuedAt = "iat", expiresAt = "exp"
+    }
+}
+
+/// Why an access token was refused.
+public enum AccessTokenError: Error, Sendable, Equatable {
+    /// Not three base64url parts, bad JSON, missing claims, a signature that is not 32 bytes,
+    /// or an algorithm other than HS256.
+    case malformed
+    /// Well-formed, but the signature does not match this server's secret.
+    case badSignature
+    /// Authentic, but `now ≥ exp`.
+    case expired
+}
+
+/// Signs and verifies HS256 JSON Web Tokens (RFC 7519 / RFC 7515 compact form).
+///
+/// The header is always `{"alg":"HS256","typ":"JWT"}`; tokens whose header names any other
+/// algorithm (including `none`) are refused as `.malformed` before any signature check, so an
+/// attacker cannot choose the algorithm. base64url is unpadded and strictly canonical.
+public struct AccessTokenSigner: Sendable {
+    /// Access tokens live 15 minutes; refresh tokens renew them.
+    public static let lifetimeSeconds: Int64 = 900
+
+    private let secret: [UInt8]
+
+    /// `secret` is the HMAC key. Precondition: at least 32 bytes (256 bits).
+    public init(secret: [UInt8]) {
+        precondition(secret.count >= 32, "the access-token secret must be at least 32 bytes")
+        self.secret = secret
+    }
+
+    struct Header: Codable, Equatable {
+        var alg: String
+        var typ: String?
+    }
+
+    /// `base64url(header) "." base64url(claims) "." base64url(HMAC-SHA256(secret, first two parts))`.
+    public func sign(_ claims: AccessClaims) -> String {
+        let signingInput = Self.encodedHeader + "." + Base64.encode(Self.json(claims), alphabet: .url)
+        let signature = Digest.hmacSHA256(key: secret, message: Array(signingInput.utf8))
+        return signingInput + "." + Base64.encode(signature, alphabet: .url)
+    }
+
+    /// Checks the structure and algorithm, then the signature (constant time), then the expiry
+    /// (`now ≥ exp` → `.expired`). Returns the claims only when all three pass.
+    public func verify(_ token: String, now: Int64) throws(AccessTokenError) -> AccessClaims {
+        let parts = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, token.utf8.count <= 8192,
+              let headerBytes = Base64.decode(parts[0], alphabet: .url),
+              let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
+              header.alg == "HS256", header.typ == nil || header.typ == "JWT",
+              let payload = Base64.decode(parts[1], alphabet: .url), !payload.isEmpty,
+              let signature = Base64.decode(parts[2], alphabet: .url), signature.count == Digest.sha256Length
+        else { throw .malformed }
+
+        let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        let expected = Digest.hmacSHA256(key: secret, message: signingInput)
+        guard Digest.constantTimeEquals(expected, signature) else { throw .badSignature }
+
+        guard let claims = try? JSONDecoder().decode(AccessClaims.self, from: Data(payload)) else { throw .malformed }
+        guard now < claims.expiresAt else { throw .expired }
+        return claims
+    }
+
+    /// The fixed header, encoded once.
+    static let encodedHeader: String = Base64.encode(json(Header(alg: "HS256", typ: "JWT")), alphabet: .url)
+
+    /// Compact JSON with sorted keys and unescaped slashes: stable bytes for stable signatures.
+    static func json<T: Encodable>(_ value: T) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else {
+            preconditionFailure("encoding \(T.self) as JSON cannot fail")
+        }
+        return Array(data)
+    }
+}

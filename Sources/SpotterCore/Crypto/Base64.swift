@@ -1,0 +1,83 @@
+/// Base64 (RFC 4648) without padding, in the standard (§4) or URL-safe (§5) alphabet.
+///
+/// Hand-written because tokens and password hashes need exactly this: no padding,
+/// no line breaks, and a strict decoder that rejects anything a canonical encoder
+/// would not have produced (stray characters, padding, non-zero trailing bits), so
+/// one value has exactly one encoding and a flipped unused bit cannot slip through.
+enum Base64 {
+    enum Alphabet { case standard, url }
+
+    private static let standardTable = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlTable = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Encodes `bytes` without padding.
+    static func encode(_ bytes: [UInt8], alphabet: Alphabet) -> String {
+        let table = alphabet == .url ? urlTable : standardTable
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            out.append(table[Int(chunk >> 18 & 0x3F)])
+            out.append(table[Int(chunk >> 12 & 0x3F)])
+            out.append(table[Int(chunk >> 6 & 0x3F)])
+            out.append(table[Int(chunk & 0x3F)])
+            index += 3
+        }
+        switch bytes.count - index {
+        case 1:
+            let chunk = UInt32(bytes[index]) << 16
+            out.append(table[Int(chunk >> 18 & 0x3F)])
+            out.append(table[Int(chunk >> 12 & 0x3F)])
+        case 2:
+            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            out.append(table[Int(chunk >> 18 & 0x3F)])
+            out.append(table[Int(chunk >> 12 & 0x3F)])
+            out.append(table[Int(chunk >> 6 & 0x3F)])
+        default:
+            break
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes unpadded base64; nil for any character outside the alphabet, an impossible
+    /// length (4k + 1), or non-zero unused trailing bits.
+    static func decode(_ text: Substring, alphabet: Alphabet) -> [UInt8]? {
+        let input = Array(text.utf8)
+        if input.count % 4 == 1 { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(input.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for character in input {
+            guard let value = sextet(character, alphabet: alphabet) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // Leftover bits (2 or 4) must be zero in a canonical encoding.
+        if accumulator != 0 { return nil }
+        return out
+    }
+
+    static func decode(_ text: String, alphabet: Alphabet) -> [UInt8]? {
+        decode(text[...], alphabet: alphabet)
+    }
+
+    private static func sextet(_ character: UInt8, alphabet: Alphabet) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+") where alphabet == .standard: return 62
+        case UInt8(ascii: "/") where alphabet == .standard: return 63
+        case UInt8(ascii: "-") where alphabet == .url: return 62
+        case UInt8(ascii: "_") where alphabet == .url: return 63
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,209 @@
+/// Stable machine-readable error codes.
+///
+/// Guarantees: raw values are snake_case strings on the wire and never change once shipped; every case
+/// has an HTTP status and a message in every `Language` (see `entry`, the one table that holds them).
+public enum ErrorCode: String, Sendable, Codable, CaseIterable {
+    /// 400: malformed JSON, wrong field types, unknown enum values.
+    case badRequest = "bad_request"
+    /// 400: a required field is absent or empty.
+    case missingField = "missing_field"
+    /// 400: the email address is not in a usable format.
+    case invalidEmail = "invalid_email"
+    /// 400: the name is empty after trimming, or longer than 100 characters.
+    case invalidName = "invalid_name"
+    /// 400: the password has fewer than 6 characters.
+    case passwordTooShort = "password_too_short"
+    /// 400: the confirmation differs from the password.
+    case passwordMismatch = "password_mismatch"
+    /// 400: a sign-up role other than client or coach.
+    case invalidRole = "invalid_role"
+    /// 400: not a Saudi mobile number.
+    case invalidPhone = "invalid_phone"
+    /// 400: a value outside its allowed range.
+    case outOfRange = "out_of_range"
+    /// 409: an account already uses this email address.
+    case emailTaken = "email_taken"
+    /// 401: wrong email or password; never says which.
+    case invalidCredentials = "invalid_credentials"
+    /// 401: no token, or a malformed one.
+    case unauthorized = "unauthorized"
+    /// 401: the access token has expired.
+    case tokenExpired = "token_expired"
+    /// 401: the refresh token is unknown, expired or revoked.
+    case refreshTokenInvalid = "refresh_token_invalid"
+    /// 401: a rotated refresh token came back; its whole family is revoked.
+    case refreshTokenReused = "refresh_token_reused"
+    /// 403: the role or relationship does not allow this.
+    case forbidden = "forbidden"
+    /// 404: no such resource.
+    case notFound = "not_found"
+    /// 405: the HTTP method is not allowed on this path.
+    case methodNotAllowed = "method_not_allowed"
+    /// 409: a generic conflict with the current state.
+    case conflict = "conflict"
+    /// 409: the client already has a coach; request a change instead.
+    case coachAlreadyAssigned = "coach_already_assigned"
+    /// 409: the client has no coach.
+    case noCoachAssigned = "no_coach_assigned"
+    /// 409: a coach change request is already pending.
+    case coachChangePending = "coach_change_pending"
+    /// 404: no coach with this id.
+    case coachNotFound = "coach_not_found"
+    /// 409: approving or rejecting a change request that is already decided.
+    case requestNotPending = "request_not_pending"
+    /// 429: too many attempts.
+    case rateLimited = "rate_limited"
+    /// 429: a new sign-in code was requested too soon after the last one.
+    case otpResendTooSoon = "otp_resend_too_soon"
+    /// 400: the sign-in code is wrong.
+    case otpInvalid = "otp_invalid"
+    /// 400: the sign-in code is older than 5 minutes, or none was requested.
+    case otpExpired = "otp_expired"
+    /// 429: 5 wrong codes were entered; a new code must be requested.
+    case otpTooManyAttempts = "otp_too_many_attempts"
+    /// 413: the request body is too large.
+    case payloadTooLarge = "payload_too_large"
+    /// 400: the WebSocket command type is not known.
+    case unknownCommand = "unknown_command"
+    /// 500: an unexpected failure on the server.
+    case internalError = "internal_error"
+    /// 426: a WebSocket path was requested without a version-13 upgrade.
+    case upgradeRequired = "upgrade_required"
+    /// 403: a browser origin that is not on the server's allow-list.
+    case originNotAllowed = "origin_not_allowed"
+    /// 431: the request head is larger than 8 KiB or has more than 64 fields.
+    case headersTooLarge = "headers_too_large"
+    /// 501: a request feature the server does not implement (Transfer-Encoding).
+    case notImplemented = "not_implemented"
+    /// 505: an HTTP version other than 1.0 or 1.1.
+    case httpVersionNotSupported = "http_version_not_supported"
+
+    /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
+    public var httpStatus: Int { Self.entry(self).status }
+
+    /// The message for people in `language`: English, or Modern Standard Arabic. Never empty.
+    public func message(_ language: Language) -> String {
+        let entry = Self.entry(self)
+        switch language {
+        case .english: return entry.english
+        case .arabic: return entry.arabic
+        }
+    }
+
+    /// The one table: status, English message, Arabic message.
+    private static func entry(_ code: ErrorCode) -> (status: Int, english: String, arabic: String) {
+        switch code {
+        case .badRequest:
+            return (400, "The request is not valid. Check the data you sent and try again.",
+                    "الطلب غير صالح. تحقق من البيانات المرسلة وحاول مرة أخرى.")
+        case .missingField:
+            return (400, "A required field is missing.",
+                    "أحد الحقول المطلوبة غير موجود.")
+        case .invalidEmail:
+            return (400, "Enter a valid email address, such as name@example.com.",
+                    "أدخل عنوان بريد إلكتروني صحيحًا، مثل name@example.com.")
+        case .invalidName:
+            return (400, "Enter your full name (up to 100 characters).",
+                    "أدخل اسمك الكامل (بحد أقصى 100 حرف).")
+        case .passwordTooShort:
+            return (400, "The password must be at least 6 characters long.",
+                    "يجب أن تتكون كلمة المرور من 6 أحرف على الأقل.")
+        case .passwordMismatch:
+            return (400, "The passwords do not match.",
+                    "كلمتا المرور غير متطابقتين.")
+        case .invalidRole:
+            return (400, "Choose whether you are a client or a coach.",
+                    "اختر نوع حسابك: متدرب أو مدرب.")
+        case .invalidPhone:
+            return (400, "Enter a valid Saudi mobile number, such as +966 5X XXX XXXX.",
+                    "أدخل رقم جوال سعوديًا صحيحًا، مثل +966 5X XXX XXXX.")
+        case .outOfRange:
+            return (400, "This value is outside the allowed range.",
+                    "هذه القيمة خارج النطاق المسموح به.")
+        case .emailTaken:
+            return (409, "An account with this email address already exists.",
+                    "يوجد حساب مسجل بهذا البريد الإلكتروني بالفعل.")
+        case .invalidCredentials:
+            return (401, "The email address or password is incorrect.",
+                    "البريد الإلكتروني أو كلمة المرور غير صحيحة.")
+        case .unauthorized:
+            return (401, "Please sign in to continue.",
+                    "يرجى تسجيل الدخول للمتابعة.")
+        case .tokenExpired:
+            return (401, "Your session has expired. Please sign in again.",
+                    "انتهت صلاحية جلستك. يرجى تسجيل الدخول مرة أخرى.")
+        case .refreshTokenInvalid:
+            return (401, "Your session is no longer valid. Please sign in again.",
+                    "لم تعد جلستك صالحة. يرجى تسجيل الدخول من جديد.")
+        case .refreshTokenReused:
+            return (401, "For your security, this session has been ended on all devices. Please sign in again.",
+                    "حفاظًا على أمان حسابك، أُنهيت هذه الجلسة على جميع الأجهزة. يرجى تسجيل الدخول مرة أخرى.")
+        case .forbidden:
+            return (403, "You do not have permission to do this.",
+                    "ليست لديك صلاحية للقيام بهذا الإجراء.")
+        case .notFound:
+            return (404, "The requested item was not found.",
+                    "العنصر المطلوب غير موجود.")
+        case .methodNotAllowed:
+            return (405, "This method is not allowed for this address.",
+                    "طريقة الطلب هذه غير مسموح بها لهذا العنوان.")
+        case .conflict:
+            return (409, "This request conflicts with the current data. Refresh and try again.",
+                    "يتعارض هذا الطلب مع البيانات الحالية. حدّث الصفحة وحاول مرة أخرى.")
+        case .coachAlreadyAssigned:
+            return (409, "You already have a coach. You can request a coach change instead.",
+                    "لديك مدرب بالفعل. يمكنك تقديم طلب لتغيير المدرب بدلًا من ذلك.")
+        case .noCoachAssigned:
+            return (409, "You do not have a coach yet.",
+                    "لم يُعيَّن لك مدرب بعد.")
+        case .coachChangePending:
+            return (409, "You already have a coach change request under review.",
+                    "لديك طلب لتغيير المدرب قيد المراجعة بالفعل.")
+        case .coachNotFound:
+            return (404, "This coach was not found.",
+                    "لم يتم العثور على هذا المدرب.")
+        case .requestNotPending:
+            return (409, "A decision has already been made on this request.",
+                    "سبق البت في هذا الطلب.")
+        case .rateLimited:
+            return (429, "Too many attempts. Please try again later.",
+                    "عدد المحاولات كبير جدًا. يرجى المحاولة لاحقًا.")
+        case .otpResendTooSoon:
+            return (429, "Please wait a moment before requesting a new code.",
+                    "يرجى الانتظار قليلًا قبل طلب رمز جديد.")
+        case .otpInvalid:
+            return (400, "The verification code is incorrect.",
+                    "رمز التحقق غير صحيح.")
+        case .otpExpired:
+            return (400, "The verification code has expired. Request a new code.",
+                    "انتهت صلاحية رمز التحقق. اطلب رمزًا جديدًا.")
+        case .otpTooManyAttempts:
+            return (429, "Too many incorrect codes. Request a new code.",
+                    "أدخلت رموزًا غير صحيحة مرات كثيرة. اطلب رمزًا جديدًا.")
+        case .payloadTooLarge:
+            return (413, "The request is too large.",
+                    "حجم الطلب أكبر من المسموح به.")
+        case .unknownCommand:
+            return (400, "This command is not recognized.",
+                    "هذا الأمر غير معروف.")
+        case .internalError:
+            return (500, "Something went wrong on our side. Please try again.",
+                    "حدث خطأ غير متوقع في الخادم. يرجى المحاولة مرة أخرى.")
+        case .upgradeRequired:
+            return (426, "This address accepts WebSocket connections (version 13) only.",
+                    "هذا العنوان يقبل اتصالات WebSocket (الإصدار 13) فقط.")
+        case .originNotAllowed:
+            return (403, "Connections from this website are not allowed.",
+                    "الاتصال من هذا الموقع غير مسموح به.")
+        case .headersTooLarge:
+            return (431, "The request headers are too large.",
+                    "ترويسات الطلب أكبر من المسموح به.")
+        case .notImplemented:
+            return (501, "The server does not support this request format.",
+                    "الخادم لا يدعم صيغة هذا الطلب.")
+        case .httpVersionNotSupported:
+            return (505, "Use HTTP/1.1.",
+                    "استخدم HTTP/1.1.")
+        }
+    }
+}

@@ -1,0 +1,130 @@
+// Request and response bodies of the HTTP account API (Protocol/openapi.yaml).
+// Field names on the wire are snake_case; every type spells its keys out so
+// a rename in Swift can never change the contract by accident.
+
+/// `POST /v1/auth/signup`
+public struct SignUpRequest: Codable, Sendable, Equatable {
+    public var role: String?
+    public var fullName: String?
+    public var email: String?
+    public var password: String?
+    public var passwordConfirmation: String?
+
+    public init(role: String?, fullName: String?, email: String?, password: String?, passwordConfirmation: String?) {
+        self.role = role
+        self.fullName = fullName
+        self.email = email
+        self.password = password
+        self.passwordConfirmation = passwordConfirmation
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case role, email, password
+        case fullName = "full_name"
+        case passwordConfirmation = "password_confirmation"
+    }
+}
+
+/// `POST /v1/auth/signin`
+public struct SignInRequest: Codable, Sendable, Equatable {
+    public var email: String?
+    public var password: String?
+    public init(email: String?, password: String?) {
+        self.email = email
+        self.password = password
+    }
+}
+
+/// `POST /v1/auth/refresh`, `POST /v1/auth/signout`, and the `auth.refresh` socket command.
+public struct RefreshRequest: Codable, Sendable, Equatable {
+    public var refreshToken: String?
+    public init(refreshToken: String?) { self.refreshToken = refreshToken }
+    enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+}
+
+/// `POST /v1/auth/otp/request`
+public struct OTPStartRequest: Codable, Sendable, Equatable {
+    public var phone: String?
+    public init(phone: String?) { self.phone = phone }
+}
+
+/// The answer to an OTP request: where the code went and the clocks that govern it.
+public struct OTPStartResponse: Codable, Sendable, Equatable {
+    /// The number in E.164 form, as the server understood it.
+    public var phone: String
+    public var expiresIn: Int
+    public var resendAfter: Int
+    public init(phone: String, expiresIn: Int, resendAfter: Int) {
+        self.phone = phone
+        self.expiresIn = expiresIn
+        self.resendAfter = resendAfter
+    }
+    enum CodingKeys: String, CodingKey {
+        case phone
+        case expiresIn = "expires_in"
+        case resendAfter = "resend_after"
+    }
+}
+
+/// `POST /v1/auth/otp/verify`
+public struct OTPVerifyRequest: Codable, Sendable, Equatable {
+    public var phone: String?
+    public var code: String?
+    public init(phone: String?, code: String?) {
+        self.phone = phone
+        self.code = code
+    }
+}
+
+/// A user as the API shows them to themselves.
+public struct UserView: Codable, Sendable, Equatable {
+    public var id: String
+    public var role: String
+    public var fullName: String?
+    public var email: String?
+    public var phone: String?
+    public var language: String
+    public var onboardingCompleted: Bool
+
+    public init(id: String, role: String, fullName: String?, email: String?, phone: String?, language: String, onboardingCompleted: Bool) {
+        self.id = id
+        self.role = role
+        self.fullName = fullName
+        self.email = email
+        self.phone = phone
+        self.language = language
+        self.onboardingCompleted = onboardingCompleted
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, role, email, phone, language
+        case fullName = "full_name"
+        case onboardingCompleted = "onboarding_completed"
+    }
+}
+
+/// A signed-in session: a short-lived access token and a rotating refresh token.
+public struct SessionResponse: Codable, Sendable, Equatable {
+    public var accessToken: String
+    public var tokenType: String
+    /// Seconds until the access token expires.
+    public var expiresIn: Int
+    public var refreshToken: String
+    public var user: UserView
+
+    public init(accessToken: String, expiresIn: Int, refreshToken: String, user: UserView) {
+        self.accessToken = accessToken
+        self.tokenType = "Bearer"
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.user = user
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case user
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case refreshToken = "refresh_token"
+    }
+}

@@ -1,0 +1,187 @@
+// Bodies of the onboarding, coach and admin endpoints.
+
+/// `PUT /v1/me/onboarding`: a client's answers (seed 002 "Onboarding").
+public struct OnboardingRequest: Codable, Sendable, Equatable {
+    public var dateOfBirth: String?
+    public var gender: String?
+    public var heightCm: Double?
+    public var weightKg: Double?
+    public var goal: String?
+    public var experienceLevel: String?
+    public var dietaryRestrictions: [String]?
+    public var medicalConditions: [String]?
+
+    public init(dateOfBirth: String?, gender: String?, heightCm: Double?, weightKg: Double?, goal: String?,
+                experienceLevel: String?, dietaryRestrictions: [String]?, medicalConditions: [String]?) {
+        self.dateOfBirth = dateOfBirth
+        self.gender = gender
+        self.heightCm = heightCm
+        self.weightKg = weightKg
+        self.goal = goal
+        self.experienceLevel = experienceLevel
+        self.dietaryRestrictions = dietaryRestrictions
+        self.medicalConditions = medicalConditions
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case gender, goal
+        case dateOfBirth = "date_of_birth"
+        case heightCm = "height_cm"
+        case weightKg = "weight_kg"
+        case experienceLevel = "experience_level"
+        case dietaryRestrictions = "dietary_restrictions"
+        case medicalConditions = "medical_conditions"
+    }
+}
+
+/// A client's profile as they, their coach and admins see it.
+public struct ClientProfileView: Codable, Sendable, Equatable {
+    public var clientId: String
+    public var dateOfBirth: String
+    public var age: Int?
+    public var gender: String
+    public var heightCm: Double
+    public var weightKg: Double
+    public var goal: String
+    public var experienceLevel: String
+    public var dietaryRestrictions: [String]
+    public var medicalConditions: [String]
+
+    public init(clientId: String, dateOfBirth: String, age: Int?, gender: String, heightCm: Double, weightKg: Double,
+                goal: String, experienceLevel: String, dietaryRestrictions: [String], medicalConditions: [String]) {
+        self.clientId = clientId
+        self.dateOfBirth = dateOfBirth
+        self.age = age
+        self.gender = gender
+        self.heightCm = heightCm
+        self.weightKg = weightKg
+        self.goal = goal
+        self.experienceLevel = experienceLevel
+        self.dietaryRestrictions = dietaryRestrictions
+        self.medicalConditions = medicalConditions
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case age, gender, goal
+        case clientId = "client_id"
+        case dateOfBirth = "date_of_birth"
+        case heightCm = "height_cm"
+        case weightKg = "weight_kg"
+        case experienceLevel = "experience_level"
+        case dietaryRestrictions = "dietary_restrictions"
+        case medicalConditions = "medical_conditions"
+    }
+}
+
+/// One entry of `GET /v1/coaches`.
+public struct CoachView: Codable, Sendable, Equatable {
+    public var id: String
+    public var fullName: String?
+    public var clientCount: Int
+    public init(id: String, fullName: String?, clientCount: Int) {
+        self.id = id
+        self.fullName = fullName
+        self.clientCount = clientCount
+    }
+    enum CodingKeys: String, CodingKey {
+        case id
+        case fullName = "full_name"
+        case clientCount = "client_count"
+    }
+}
+
+/// `POST /v1/me/coach` and `POST /v1/me/coach-change-requests`.
+public struct CoachChoiceRequest: Codable, Sendable, Equatable {
+    public var coachId: String?
+    public var reason: String?
+    public init(coachId: String?, reason: String? = nil) {
+        self.coachId = coachId
+        self.reason = reason
+    }
+    enum CodingKeys: String, CodingKey {
+        case reason
+        case coachId = "coach_id"
+    }
+}
+
+/// A coach–client link and the one conversation thread it comes with.
+public struct LinkView: Codable, Sendable, Equatable {
+    public var clientId: String
+    public var coachId: String
+    public var threadId: String
+    public init(clientId: String, coachId: String, threadId: String) {
+        self.clientId = clientId
+        self.coachId = coachId
+        self.threadId = threadId
+    }
+    enum CodingKeys: String, CodingKey {
+        case clientId = "client_id"
+        case coachId = "coach_id"
+        case threadId = "thread_id"
+    }
+}
+
+/// A client's request to change coach, decided by an admin.
+public struct ChangeRequestView: Codable, Sendable, Equatable {
+    public var id: String
+    public var clientId: String
+    public var fromCoachId: String
+    public var toCoachId: String
+    public var reason: String?
+    /// `pending`, `approved` or `rejected`.
+    public var status: String
+    public var createdAt: Int64
+    public var decidedAt: Int64?
+
+    public init(id: String, clientId: String, fromCoachId: String, toCoachId: String, reason: String?, status: String,
+                createdAt: Int64, decidedAt: Int64?) {
+        self.id = id
+        self.clientId = clientId
+        self.fromCoachId = fromCoachId
+        self.toCoachId = toCoachId
+        self.reason = reason
+        self.status = status
+        self.createdAt = createdAt
+        self.decidedAt = decidedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, reason, status
+        case clientId = "client_id"
+        case fromCoachId = "from_coach_id"
+        case toCoachId = "to_coach_id"
+        case createdAt = "created_at"
+        case decidedAt = "decided_at"
+    }
+}
+
+/// One row of a coach's client list (seed 002 "Coach dashboard").
+public struct ClientListingView: Codable, Sendable, Equatable {
+    public var clientId: String
+    public var fullName: String?
+    public var goal: String?
+    public var experienceLevel: String?
+    public var age: Int?
+    public var latestWeightKg: Double?
+    public var threadId: String
+
+    public init(clientId: String, fullName: String?, goal: String?, experienceLevel: String?, age: Int?,
+                latestWeightKg: Double?, threadId: String) {
+        self.clientId = clientId
+        self.fullName = fullName
+        self.goal = goal
+        self.experienceLevel = experienceLevel
+        self.age = age
+        self.latestWeightKg = latestWeightKg
+        self.threadId = threadId
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case goal, age
+        case clientId = "client_id"
+        case fullName = "full_name"
+        case experienceLevel = "experience_level"
+        case latestWeightKg = "latest_weight_kg"
+        case threadId = "thread_id"
+    }
+}

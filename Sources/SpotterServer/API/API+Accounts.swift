@@ -1,0 +1,185 @@
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+import WebSocket
+
+/// Sign-up, sign-in (email or phone code), token refresh and sign-out.
+extension API {
+    func signUp(_ request: HTTPRequest, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let body = try JSON.decode(SignUpRequest.self, from: request.body)
+        guard let roleText = body.role else { throw APIError(.missingField, field: "role") }
+        guard let role = Role(rawValue: roleText), role != .admin else { throw APIError(.invalidRole, field: "role") }
+        let name = try AccountRules.normalizeName(body.fullName ?? "")
+        guard let rawEmail = body.email else { throw APIError(.missingField, field: "email") }
+        let email = try AccountRules.normalizeEmail(rawEmail)
+        guard let password = body.password else { throw APIError(.missingField, field: "password") }
+        try AccountRules.checkPassword(password, confirmation: body.passwordConfirmation ?? "")
+        let services = self.services
+        let preferred = language.rawValue
+        run(status: 201, language, respond) {
+            let now = unixNow()
+            let hash = services.hasher.hash(password)  // slow on purpose: off the loop
+            var user = try services.accounts.createUser(
+                id: SecureRandom.uuid(), role: role.rawValue, fullName: name, email: email, phone: nil,
+                passwordHash: hash, now: now)
+            if preferred != user.language {
+                try services.accounts.setLanguage(userID: user.id, preferred)
+                user.language = preferred
+            }
+            return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: now)
+        }
+    }
+
+    func signIn(_ request: HTTPRequest, peer: String, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let body = try JSON.decode(SignInRequest.self, from: request.body)
+        guard let rawEmail = body.email else { throw APIError(.missingField, field: "email") }
+        guard let password = body.password else { throw APIError(.missingField, field: "password") }
+        let email = (try? AccountRules.normalizeEmail(rawEmail)) ?? rawEmail.lowercased()
+        try limit(&attemptsByAddress, "addr:" + peer, check: false)
+        try limit(&failuresByAccount, "email:" + email, check: true)
+        let services = self.services
+        server.loop.runBlocking({
+            blockingResult { () -> SessionResponse in
+                // Hash even for unknown accounts, so timing does not reveal which emails exist.
+                let user = try services.accounts.user(email: email)
+                let valid = services.hasher.verify(password, encoded: user?.passwordHash ?? API.decoyHash)
+                guard let user, valid else { throw APIError(.invalidCredentials) }
+                return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: unixNow())
+            }
+        }, then: { [self] result in
+            switch result {
+            case .success(let session):
+                failuresByAccount.reset("email:" + email)
+                respond(.json(200, session))
+            case .failure(let error):
+                if error.code == .invalidCredentials { _ = failuresByAccount.attempt("email:" + email, now: unixNow()) }
+                respond(.apiError(error, language))
+            }
+        })
+    }
+
+    /// A valid scrypt encoding of a random password: verifying against it
+    /// costs what a real check costs and never succeeds.
+    static let decoyHash = PasswordHasher().hash(SecureRandom.token())
+
+    func refresh(_ request: HTTPRequest, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let token = try JSON.decode(RefreshRequest.self, from: request.body).refreshToken
+        guard let token, !token.isEmpty else { throw APIError(.missingField, field: "refresh_token") }
+        let services = self.services
+        run(language, respond) { try API.rotate(token, services) }
+    }
+
+    /// Rotates a refresh token: the old one stops working, the new one
+    /// continues its family. A rotated token presented again revokes the
+    /// whole family (it was stolen, or the client is confused).
+    static func rotate(_ token: String, _ services: APIServices) throws -> SessionResponse {
+        let now = unixNow()
+        let fresh = SecureRandom.token()
+        switch try services.accounts.rotateRefreshToken(
+            oldHash: Digest.sha256Hex(token), newHash: Digest.sha256Hex(fresh), now: now,
+            newExpiresAt: now + services.refreshLifetime)
+        {
+        case .rotated(let userID, let familyID):
+            guard let user = try services.accounts.user(id: userID) else { throw APIError(.refreshTokenInvalid) }
+            return services.session(for: user, familyID: familyID, refresh: fresh, now: now)
+        case .reused:
+            throw APIError(.refreshTokenReused)
+        case .invalid:
+            throw APIError(.refreshTokenInvalid)
+        }
+    }
+
+    func signOut(_ request: HTTPRequest, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let token = try JSON.decode(RefreshRequest.self, from: request.body).refreshToken
+        guard let token, !token.isEmpty else { throw APIError(.missingField, field: "refresh_token") }
+        let services = self.services
+        server.loop.runBlocking({
+            blockingResult { try services.accounts.revokeFamily(ofTokenHash: Digest.sha256Hex(token), now: unixNow()) }
+        }, then: { result in
+            switch result {
+            case .success(true): respond(HTTPResponse(status: 204))
+            case .success(false): respond(.apiError(APIError(.refreshTokenInvalid), language))
+            case .failure(let error): respond(.apiError(error, language))
+            }
+        })
+    }
+
+    // MARK: - Phone codes
+
+    func requestOTP(_ request: HTTPRequest, peer: String, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard let raw = try JSON.decode(OTPStartRequest.self, from: request.body).phone else {
+            throw APIError(.missingField, field: "phone")
+        }
+        let phone = try AccountRules.normalizeSaudiMobile(raw)
+        try limit(&otpRequestsByAddress, "addr:" + peer, check: false)
+        let services = self.services
+        run(status: 202, language, respond) {
+            let now = unixNow()
+            if let stored = try services.accounts.otpChallenge(phone: phone) {
+                let challenge = OTPChallenge(codeDigest: stored.codeDigest, issuedAt: stored.issuedAt, failedAttempts: stored.failedAttempts)
+                if let wait = challenge.resendWait(now: now) {
+                    throw APIError(.otpResendTooSoon, field: "phone", retryAfterSeconds: wait)
+                }
+            }
+            let code = SecureRandom.sixDigitCode()
+            try services.accounts.saveOTPChallenge(
+                phone: phone, codeDigest: services.otpDigest(code, phone: phone), issuedAt: now, failedAttempts: 0)
+            try services.otpSender.send(code: code, to: phone)
+            return OTPStartResponse(
+                phone: phone, expiresIn: Int(OTPChallenge.lifetimeSeconds), resendAfter: Int(OTPChallenge.resendAfterSeconds))
+        }
+    }
+
+    func verifyOTP(_ request: HTTPRequest, peer: String, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let body = try JSON.decode(OTPVerifyRequest.self, from: request.body)
+        guard let raw = body.phone else { throw APIError(.missingField, field: "phone") }
+        guard let code = body.code else { throw APIError(.missingField, field: "code") }
+        let phone = try AccountRules.normalizeSaudiMobile(raw)
+        try limit(&attemptsByAddress, "addr:" + peer, check: false)
+        let services = self.services
+        let preferred = language.rawValue
+        run(language, respond) {
+            let now = unixNow()
+            guard let stored = try services.accounts.otpChallenge(phone: phone) else { throw APIError(.otpExpired, field: "code") }
+            var challenge = OTPChallenge(codeDigest: stored.codeDigest, issuedAt: stored.issuedAt, failedAttempts: stored.failedAttempts)
+            switch challenge.verify(candidateDigest: services.otpDigest(code, phone: phone), now: now) {
+            case .accepted:
+                try services.accounts.deleteOTPChallenge(phone: phone)
+            case .wrong:
+                try services.accounts.saveOTPChallenge(
+                    phone: phone, codeDigest: challenge.codeDigest, issuedAt: challenge.issuedAt,
+                    failedAttempts: challenge.failedAttempts)
+                throw APIError(.otpInvalid, field: "code")
+            case .expired:
+                try services.accounts.deleteOTPChallenge(phone: phone)
+                throw APIError(.otpExpired, field: "code")
+            case .tooManyAttempts:
+                throw APIError(.otpTooManyAttempts, field: "code")
+            }
+            // A correct code signs in, creating a client account on first use.
+            let user = try services.accounts.user(phone: phone) ?? services.accounts.createUser(
+                id: SecureRandom.uuid(), role: Role.client.rawValue, fullName: nil, email: nil, phone: phone,
+                passwordHash: nil, now: now)
+            if user.createdAt == now && user.language != preferred {
+                try services.accounts.setLanguage(userID: user.id, preferred)
+            }
+            return try services.issueSession(
+                for: try services.accounts.user(id: user.id) ?? user, familyID: SecureRandom.uuid(), now: now)
+        }
+    }
+
+    func me(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) {
+        let services = self.services
+        run(language, respond) { () -> UserView in
+            guard let user = try services.accounts.user(id: actor.userID) else { throw APIError(.unauthorized) }
+            return user.view
+        }
+    }
+
+    /// Counts an attempt (or, with `check`, only looks) and refuses with 429 past the limit.
+    func limit(_ limiter: inout RateLimiter, _ key: String, check: Bool) throws(APIError) {
+        let now = unixNow()
+        let decision = check ? limiter.check(key, now: now) : limiter.attempt(key, now: now)
+        if case .limited(let wait) = decision { throw APIError(.rateLimited, retryAfterSeconds: wait) }
+    }
+}

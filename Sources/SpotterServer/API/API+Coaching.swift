@@ -1,0 +1,145 @@
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+import WebSocket
+
+/// Onboarding, choosing a coach, coach changes (admin-approved), and what a
+/// coach sees of their clients. Every handler checks role and relationship
+/// through `AccessPolicy` before it touches data.
+extension API {
+    func saveOnboarding(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canActAsClient(actor) else { throw APIError(.forbidden) }
+        let body = try JSON.decode(OnboardingRequest.self, from: request.body)
+        let answers = try Onboarding.validate(
+            dateOfBirth: body.dateOfBirth, gender: body.gender, heightCm: body.heightCm, weightKg: body.weightKg,
+            goal: body.goal, experienceLevel: body.experienceLevel, dietaryRestrictions: body.dietaryRestrictions,
+            medicalConditions: body.medicalConditions, today: todayUTC())
+        let services = self.services
+        run(language, respond) { () -> ClientProfileView in
+            let now = unixNow()
+            let record = ClientProfileRecord(
+                userId: actor.userID, dateOfBirth: answers.dateOfBirth, gender: answers.gender.rawValue,
+                heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
+                experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
+                medicalConditions: answers.medicalConditions, updatedAt: now)
+            try services.accounts.saveOnboarding(record, now: now)
+            return record.view
+        }
+    }
+
+    func clientProfile(_ clientID: String, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let services = self.services
+        run(language, respond) { () -> ClientProfileView in
+            let coachID = try services.accounts.link(clientID: clientID)?.coachId
+            // Deny before revealing whether the client exists.
+            guard AccessPolicy.canAccessClientData(actor, ownerID: clientID, ownerCoachID: coachID) else {
+                throw APIError(.forbidden)
+            }
+            guard let profile = try services.accounts.clientProfile(userID: clientID) else { throw APIError(.notFound) }
+            return profile.view
+        }
+    }
+
+    func listCoaches(_ language: Language, _ respond: @escaping Respond) {
+        let services = self.services
+        run(language, respond) {
+            try services.accounts.listCoaches().map { CoachView(id: $0.id, fullName: $0.fullName, clientCount: $0.clientCount) }
+        }
+    }
+
+    func myCoach(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canActAsClient(actor) else { throw APIError(.forbidden) }
+        let services = self.services
+        run(language, respond) { () -> LinkView in
+            guard let link = try services.accounts.link(clientID: actor.userID) else { throw APIError(.noCoachAssigned) }
+            return link.view
+        }
+    }
+
+    /// The first choice of coach is the client's own; a later change needs an admin.
+    func pickCoach(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canActAsClient(actor) else { throw APIError(.forbidden) }
+        guard let coachID = try JSON.decode(CoachChoiceRequest.self, from: request.body).coachId else {
+            throw APIError(.missingField, field: "coach_id")
+        }
+        let services = self.services
+        run(status: 201, language, respond) { () -> LinkView in
+            do {
+                return try services.accounts.createLink(
+                    clientID: actor.userID, coachID: coachID, threadID: SecureRandom.uuid(), now: unixNow()).view
+            } catch AccountStoreError.notFound {
+                throw APIError(.coachNotFound, field: "coach_id")
+            }
+        }
+    }
+
+    func requestChange(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canActAsClient(actor) else { throw APIError(.forbidden) }
+        let body = try JSON.decode(CoachChoiceRequest.self, from: request.body)
+        guard let coachID = body.coachId else { throw APIError(.missingField, field: "coach_id") }
+        let reason = body.reason.map { String($0.prefix(500)) }
+        let services = self.services
+        run(status: 201, language, respond) { () -> ChangeRequestView in
+            do {
+                return try services.accounts.createChangeRequest(
+                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: unixNow()).view
+            } catch AccountStoreError.notFound {
+                throw APIError(.coachNotFound, field: "coach_id")
+            }
+        }
+    }
+
+    func listChangeRequests(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
+        let status = request.queryParameter("status")
+        guard status == nil || ["pending", "approved", "rejected"].contains(status!) else {
+            throw APIError(.badRequest, field: "status")
+        }
+        let services = self.services
+        run(language, respond) { try services.accounts.changeRequests(status: status).map(\.view) }
+    }
+
+    func decideChange(id: String, approve: Bool, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
+        let services = self.services
+        run(language, respond) {
+            try services.accounts.decideChangeRequest(
+                id: id, approve: approve, adminID: actor.userID, threadID: SecureRandom.uuid(), now: unixNow()).view
+        }
+    }
+
+    func coachClients(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canListOwnClients(actor) else { throw APIError(.forbidden) }
+        let services = self.services
+        let today = todayUTC()
+        run(language, respond) {
+            try services.accounts.clients(ofCoach: actor.userID).map { row in
+                ClientListingView(
+                    clientId: row.clientId, fullName: row.fullName, goal: row.goal, experienceLevel: row.experienceLevel,
+                    age: row.dateOfBirth.flatMap { Onboarding.age(dateOfBirth: $0, today: today) },
+                    latestWeightKg: row.latestWeightKg, threadId: row.threadId)
+            }
+        }
+    }
+}
+
+extension ClientProfileRecord {
+    var view: ClientProfileView {
+        ClientProfileView(
+            clientId: userId, dateOfBirth: dateOfBirth, age: Onboarding.age(dateOfBirth: dateOfBirth, today: todayUTC()),
+            gender: gender, heightCm: heightCm, weightKg: weightKg, goal: goal, experienceLevel: experienceLevel,
+            dietaryRestrictions: dietaryRestrictions, medicalConditions: medicalConditions)
+    }
+}
+
+extension LinkRecord {
+    var view: LinkView { LinkView(clientId: clientId, coachId: coachId, threadId: threadId) }
+}
+
+extension ChangeRequestRecord {
+    var view: ChangeRequestView {
+        ChangeRequestView(
+            id: id, clientId: clientId, fromCoachId: fromCoachId, toCoachId: toCoachId, reason: reason, status: status,
+            createdAt: createdAt, decidedAt: decidedAt)
+    }
+}

@@ -1,0 +1,173 @@
+import EventLoop
+import FoundationEssentials
+import Logging
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+import WebSocket
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hands out one-time codes. The default writes them to the server log; a
+/// real deployment plugs in an SMS gateway (see Protocol/README.md). Called
+/// on a worker thread, never on the loop: it may block on the network.
+public protocol OTPSender: Sendable {
+    func send(code: String, to phone: String) throws
+}
+
+/// Writes each code to the log at notice level: for development only.
+public struct LogOTPSender: OTPSender {
+    let logger: Logger
+    public init(logger: Logger) { self.logger = logger }
+    public func send(code: String, to phone: String) throws {
+        logger.notice("one-time code (development sender)", metadata: ["phone": "\(phone)", "code": "\(code)"])
+    }
+}
+
+/// What the HTTP and socket handlers share: the services that do their
+/// work off the loop, and the helpers that shape replies. Every member is
+/// Sendable so work closures can carry it to the thread pool.
+struct APIServices: Sendable {
+    let accounts: AccountStore
+    let hasher: PasswordHasher
+    let signer: AccessTokenSigner
+    let otpSender: any OTPSender
+    let accessLifetime: Int64
+    let refreshLifetime: Int64
+    /// Digest used for OTP codes: SHA-256 of a per-server pepper and the code.
+    let otpPepper: String
+
+    func otpDigest(_ code: String, phone: String) -> String {
+        Digest.sha256Hex(otpPepper + "|" + phone + "|" + code)
+    }
+
+    /// Starts a new session family (sign-up, sign-in, OTP) or continues one
+    /// (refresh), storing only the refresh token's digest.
+    func issueSession(for user: UserRecord, familyID: String, now: Int64) throws -> SessionResponse {
+        let refresh = SecureRandom.token()
+        try accounts.storeRefreshToken(
+            hash: Digest.sha256Hex(refresh), userID: user.id, familyID: familyID, now: now, expiresAt: now + refreshLifetime)
+        return session(for: user, familyID: familyID, refresh: refresh, now: now)
+    }
+
+    func session(for user: UserRecord, familyID: String, refresh: String, now: Int64) -> SessionResponse {
+        let claims = AccessClaims(
+            subject: user.id, role: Role(rawValue: user.role) ?? .client, sessionID: familyID,
+            issuedAt: now, expiresAt: now + accessLifetime)
+        return SessionResponse(
+            accessToken: signer.sign(claims), expiresIn: Int(accessLifetime), refreshToken: refresh, user: user.view)
+    }
+}
+
+extension UserRecord {
+    var view: UserView {
+        UserView(id: id, role: role, fullName: fullName, email: email, phone: phone, language: language,
+                 onboardingCompleted: onboardingCompleted)
+    }
+}
+
+/// Seconds since 1970, the clock of tokens and rules.
+func unixNow() -> Int64 { Int64(time(nil)) }
+
+/// Today's date in UTC as "YYYY-MM-DD", for age rules.
+func todayUTC() -> String {
+    var seconds = time(nil)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    let year = Int(parts.tm_year) + 1900, month = Int(parts.tm_mon) + 1, day = Int(parts.tm_mday)
+    return "\(year)-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)"
+}
+
+// MARK: - Shaping replies
+
+enum JSON {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func encode<T: Encodable>(_ value: T) -> String {
+        // Our own wire types always encode; a failure is a programming error.
+        String(decoding: try! encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Decodes a request body; malformed JSON or a wrong field type is a
+    /// `bad_request` naming the field where the decoder can tell.
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(APIError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(bytes.isEmpty ? Array("{}".utf8) : bytes))
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw APIError(.badRequest, field: context.codingPath.last?.stringValue)
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw APIError(.badRequest, field: context.codingPath.last?.stringValue)
+        } catch {
+            throw APIError(.badRequest)
+        }
+    }
+}
+
+extension HTTPResponse {
+    static func json<T: Encodable>(_ status: Int, _ value: T) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "application/json", body: JSON.encode(value) + "\n")
+    }
+
+    static func apiError(_ error: APIError, _ language: Language, headers extra: [(name: String, value: String)] = []) -> HTTPResponse {
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")] + extra
+        if let retry = error.retryAfterSeconds { headers.append(("Retry-After", String(retry))) }
+        return HTTPResponse(status: error.code.httpStatus, headers: headers, body: error.jsonBody(language))
+    }
+
+    /// A request refused by the HTTP or WebSocket layer, in the API's error
+    /// shape, with the headers the status calls for (`Allow`, `Sec-WebSocket-Version`).
+    static func refusal(_ error: HTTPError, _ language: Language) -> HTTPResponse {
+        let code: ErrorCode
+        switch error.status {
+        case 403: code = .originNotAllowed
+        case 404: code = .notFound
+        case 405: code = .methodNotAllowed
+        case 413: code = .payloadTooLarge
+        case 426: code = .upgradeRequired
+        case 431: code = .headersTooLarge
+        case 501: code = .notImplemented
+        case 505: code = .httpVersionNotSupported
+        default: code = .badRequest
+        }
+        return apiError(APIError(code), language, headers: error.headers)
+    }
+}
+
+extension AccountStoreError {
+    /// How a store refusal reads on the wire.
+    var apiError: APIError {
+        switch self {
+        case .emailTaken: return APIError(.emailTaken, field: "email")
+        case .phoneTaken: return APIError(.conflict, field: "phone")
+        case .notFound: return APIError(.notFound)
+        case .conflict(let reason):
+            switch reason {
+            case "already_linked": return APIError(.coachAlreadyAssigned)
+            case "no_coach": return APIError(.noCoachAssigned)
+            case "pending": return APIError(.coachChangePending)
+            case "not_pending": return APIError(.requestNotPending)
+            case "same_coach": return APIError(.conflict, field: "coach_id")
+            default: return APIError(.conflict)
+            }
+        }
+    }
+}
+
+/// Runs `work` off the loop and maps any thrown error to an `APIError`.
+func blockingResult<T: Sendable>(_ work: @Sendable () throws -> T) -> Result<T, APIError> {
+    do {
+        return .success(try work())
+    } catch let error as APIError {
+        return .failure(error)
+    } catch let error as AccountStoreError {
+        return .failure(error.apiError)
+    } catch {
+        return .failure(APIError(.internalError))
+    }
+}

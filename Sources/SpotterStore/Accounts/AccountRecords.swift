@@ -1,0 +1,176 @@
+import FoundationEssentials
+import GRDB
+
+/// A row of `user`. `role` is "client", "coach" or "admin"; `language` a wire language code ("en", "ar").
+public struct UserRecord: Sendable, Equatable {
+    public var id: String
+    public var role: String
+    public var fullName: String?
+    public var email: String?
+    public var phone: String?
+    /// The scrypt encoding, or nil for phone-only accounts.
+    public var passwordHash: String?
+    public var language: String
+    public var onboardingCompleted: Bool
+    public var createdAt: Int64
+
+    public init(id: String, role: String, fullName: String?, email: String?, phone: String?, passwordHash: String?,
+                language: String, onboardingCompleted: Bool, createdAt: Int64) {
+        self.id = id
+        self.role = role
+        self.fullName = fullName
+        self.email = email
+        self.phone = phone
+        self.passwordHash = passwordHash
+        self.language = language
+        self.onboardingCompleted = onboardingCompleted
+        self.createdAt = createdAt
+    }
+
+    init(row: Row) {
+        self.init(id: row["id"], role: row["role"], fullName: row["fullName"], email: row["email"], phone: row["phone"],
+                  passwordHash: row["passwordHash"], language: row["language"],
+                  onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"])
+    }
+}
+
+/// Why an account operation was refused. Database failures are thrown as GRDB's own errors.
+public enum AccountStoreError: Error, Sendable, Equatable {
+    case emailTaken
+    case phoneTaken
+    case notFound
+    /// A state conflict; the string is a stable reason such as "already_linked", "no_coach",
+    /// "pending", "same_coach" or "not_pending".
+    case conflict(String)
+}
+
+/// A client's onboarding answers as stored (validated by the caller).
+public struct ClientProfileRecord: Sendable, Equatable {
+    public var userId: String
+    public var dateOfBirth: String
+    public var gender: String
+    public var heightCm: Double
+    public var weightKg: Double
+    public var goal: String
+    public var experienceLevel: String
+    public var dietaryRestrictions: [String]
+    public var medicalConditions: [String]
+    public var updatedAt: Int64
+
+    public init(userId: String, dateOfBirth: String, gender: String, heightCm: Double, weightKg: Double, goal: String,
+                experienceLevel: String, dietaryRestrictions: [String], medicalConditions: [String], updatedAt: Int64) {
+        self.userId = userId
+        self.dateOfBirth = dateOfBirth
+        self.gender = gender
+        self.heightCm = heightCm
+        self.weightKg = weightKg
+        self.goal = goal
+        self.experienceLevel = experienceLevel
+        self.dietaryRestrictions = dietaryRestrictions
+        self.medicalConditions = medicalConditions
+        self.updatedAt = updatedAt
+    }
+
+    init(row: Row) {
+        self.init(userId: row["userId"], dateOfBirth: row["dateOfBirth"], gender: row["gender"],
+                  heightCm: row["heightCm"], weightKg: row["weightKg"], goal: row["goal"],
+                  experienceLevel: row["experienceLevel"],
+                  dietaryRestrictions: JSONList.decode(row["dietaryRestrictions"]),
+                  medicalConditions: JSONList.decode(row["medicalConditions"]), updatedAt: row["updatedAt"])
+    }
+}
+
+/// One of a coach's clients, with what the coach's client list shows.
+public struct ClientListing: Sendable, Equatable {
+    public var clientId: String
+    public var fullName: String?
+    public var goal: String?
+    public var experienceLevel: String?
+    public var dateOfBirth: String?
+    /// The most recently recorded weight, nil before onboarding.
+    public var latestWeightKg: Double?
+    /// The coach–client thread.
+    public var threadId: String
+
+    public init(clientId: String, fullName: String?, goal: String?, experienceLevel: String?, dateOfBirth: String?,
+                latestWeightKg: Double?, threadId: String) {
+        self.clientId = clientId
+        self.fullName = fullName
+        self.goal = goal
+        self.experienceLevel = experienceLevel
+        self.dateOfBirth = dateOfBirth
+        self.latestWeightKg = latestWeightKg
+        self.threadId = threadId
+    }
+}
+
+/// A client's link to their coach and the thread between them.
+public struct LinkRecord: Sendable, Equatable {
+    public var clientId: String
+    public var coachId: String
+    public var threadId: String
+    public var createdAt: Int64
+
+    public init(clientId: String, coachId: String, threadId: String, createdAt: Int64) {
+        self.clientId = clientId
+        self.coachId = coachId
+        self.threadId = threadId
+        self.createdAt = createdAt
+    }
+}
+
+/// A client's request to move to another coach. `status` is "pending", "approved" or "rejected".
+public struct ChangeRequestRecord: Sendable, Equatable {
+    public var id: String
+    public var clientId: String
+    public var fromCoachId: String
+    public var toCoachId: String
+    public var reason: String?
+    public var status: String
+    public var createdAt: Int64
+    public var decidedAt: Int64?
+    public var decidedBy: String?
+
+    public init(id: String, clientId: String, fromCoachId: String, toCoachId: String, reason: String?, status: String,
+                createdAt: Int64, decidedAt: Int64?, decidedBy: String?) {
+        self.id = id
+        self.clientId = clientId
+        self.fromCoachId = fromCoachId
+        self.toCoachId = toCoachId
+        self.reason = reason
+        self.status = status
+        self.createdAt = createdAt
+        self.decidedAt = decidedAt
+        self.decidedBy = decidedBy
+    }
+
+    init(row: Row) {
+        self.init(id: row["id"], clientId: row["clientId"], fromCoachId: row["fromCoachId"], toCoachId: row["toCoachId"],
+                  reason: row["reason"], status: row["status"], createdAt: row["createdAt"],
+                  decidedAt: row["decidedAt"], decidedBy: row["decidedBy"])
+    }
+}
+
+/// The result of presenting a refresh token.
+public enum RefreshOutcome: Sendable, Equatable {
+    /// The old token is marked rotated and the new one stored in the same family.
+    case rotated(userID: String, familyID: String)
+    /// The token had already been rotated: a copy is in someone else's hands. The whole family is now revoked.
+    case reused(userID: String, familyID: String)
+    /// Unknown, expired or revoked.
+    case invalid
+}
+
+/// String lists stored as JSON arrays in TEXT columns.
+enum JSONList {
+    static func encode(_ list: [String]) -> String {
+        guard let data = try? JSONEncoder().encode(list) else { return "[]" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A stored list; an unreadable value reads as empty rather than failing the whole row.
+    static func decode(_ text: String?) -> [String] {
+        guard let text, let list = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
+        return list
+    }
+}

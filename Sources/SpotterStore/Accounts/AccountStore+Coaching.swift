@@ -1,0 +1,157 @@
+import GRDB
+
+/// Coaches, coach–client links, their threads, and coach change requests.
+///
+/// Invariants kept here: a client has at most one coach (`coachClientLink` keyed by client);
+/// every link has a thread for its (coach, client) pair, and a pair never gets a second thread;
+/// a client has at most one pending change request (a partial unique index enforces it too).
+extension AccountStore {
+    // MARK: Coaches and links
+
+    /// Every coach with how many clients it has, ordered by full name (then id).
+    public func listCoaches() throws -> [(id: String, fullName: String?, clientCount: Int)] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT u.id, u.fullName,
+                       (SELECT COUNT(*) FROM coachClientLink l WHERE l.coachId = c.userId) AS clientCount
+                FROM coach c JOIN "user" u ON u.id = c.userId
+                ORDER BY u.fullName, u.id
+                """).map { row in (id: row["id"], fullName: row["fullName"], clientCount: row["clientCount"]) }
+        }
+    }
+
+    /// The client's link to its coach, with their thread; nil when the client has no coach.
+    public func link(clientID: String) throws -> LinkRecord? {
+        try writer.read { db in try fetchLink(clientID: clientID, db) }
+    }
+
+    /// Links the client to the coach and creates their thread (id `threadID`) unless the pair already
+    /// has one, in which case that thread is kept. Throws `.conflict("already_linked")` if the client has
+    /// a coach, `.notFound` if `coachID` is not a coach or `clientID` is not a user.
+    @discardableResult
+    public func createLink(clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
+        try writer.write { db in
+            guard try isCoach(coachID, db), try userExists(clientID, db) else { throw AccountStoreError.notFound }
+            if try fetchLink(clientID: clientID, db) != nil { throw AccountStoreError.conflict("already_linked") }
+            try db.execute(sql: "INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)",
+                           arguments: [clientID, coachID, now])
+            try ensureThread(id: threadID, coachID: coachID, clientID: clientID, now: now, db)
+            guard let link = try fetchLink(clientID: clientID, db) else { throw AccountStoreError.notFound }
+            return link
+        }
+    }
+
+    /// The coach's clients, ordered by full name (then id), with profile basics, the most recent
+    /// weight entry and the coach–client thread.
+    public func clients(ofCoach coachID: String) throws -> [ClientListing] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT u.id, u.fullName, p.goal, p.experienceLevel, p.dateOfBirth, t.id AS threadId,
+                       (SELECT w.weightKg FROM weightEntry w WHERE w.clientId = u.id
+                        ORDER BY w.recordedAt DESC, w.id DESC LIMIT 1) AS latestWeightKg
+                FROM coachClientLink l
+                JOIN "user" u ON u.id = l.clientId
+                JOIN thread t ON t.coachId = l.coachId AND t.clientId = l.clientId
+                LEFT JOIN clientProfile p ON p.userId = u.id
+                WHERE l.coachId = ?
+                ORDER BY u.fullName, u.id
+                """, arguments: [coachID]).map { row in
+                ClientListing(clientId: row["id"], fullName: row["fullName"], goal: row["goal"],
+                              experienceLevel: row["experienceLevel"], dateOfBirth: row["dateOfBirth"],
+                              latestWeightKg: row["latestWeightKg"], threadId: row["threadId"])
+            }
+        }
+    }
+
+    // MARK: Coach change requests
+
+    /// Records a pending request to move the client to `toCoachID`. Checked in this order:
+    /// `.conflict("no_coach")` if the client has no coach, `.conflict("pending")` if a request is already
+    /// pending, `.notFound` if `toCoachID` is not a coach, `.conflict("same_coach")` if it is the current coach.
+    @discardableResult
+    public func createChangeRequest(id: String, clientID: String, toCoachID: String, reason: String?,
+                                    now: Int64) throws -> ChangeRequestRecord {
+        try writer.write { db in
+            guard let current = try fetchLink(clientID: clientID, db) else { throw AccountStoreError.conflict("no_coach") }
+            if try Row.fetchOne(db, sql: "SELECT 1 FROM coachChangeRequest WHERE clientId = ? AND status = 'pending'",
+                                arguments: [clientID]) != nil {
+                throw AccountStoreError.conflict("pending")
+            }
+            guard try isCoach(toCoachID, db) else { throw AccountStoreError.notFound }
+            if current.coachId == toCoachID { throw AccountStoreError.conflict("same_coach") }
+            try db.execute(sql: """
+                INSERT INTO coachChangeRequest (id, clientId, fromCoachId, toCoachId, reason, status, createdAt)
+                VALUES (?, ?, ?, ?, ?, 'pending', ?)
+                """, arguments: [id, clientID, current.coachId, toCoachID, reason, now])
+            guard let record = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
+            return record
+        }
+    }
+
+    /// Requests with this status ("pending", "approved", "rejected"), or all when nil; newest first.
+    public func changeRequests(status: String?) throws -> [ChangeRequestRecord] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM coachChangeRequest WHERE ?1 IS NULL OR status = ?1 ORDER BY createdAt DESC, rowid DESC
+                """, arguments: [status]).map(ChangeRequestRecord.init(row:))
+        }
+    }
+
+    /// Approves or rejects a pending request. Approving moves the client's link to the new coach and
+    /// creates the new pair's thread (id `threadID`) if that pair has none; the old thread is kept.
+    /// Rejecting only marks the request. Throws `.notFound` for an unknown request and
+    /// `.conflict("not_pending")` if it was decided already.
+    @discardableResult
+    public func decideChangeRequest(id: String, approve: Bool, adminID: String, threadID: String,
+                                    now: Int64) throws -> ChangeRequestRecord {
+        try writer.write { db in
+            guard let request = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
+            guard request.status == "pending" else { throw AccountStoreError.conflict("not_pending") }
+            if approve {
+                try db.execute(sql: """
+                    INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)
+                    ON CONFLICT(clientId) DO UPDATE SET coachId = excluded.coachId, createdAt = excluded.createdAt
+                    """, arguments: [request.clientId, request.toCoachId, now])
+                try ensureThread(id: threadID, coachID: request.toCoachId, clientID: request.clientId, now: now, db)
+            }
+            try db.execute(sql: """
+                UPDATE coachChangeRequest SET status = ?, decidedAt = ?, decidedBy = ? WHERE id = ?
+                """, arguments: [approve ? "approved" : "rejected", now, adminID, id])
+            guard let decided = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
+            return decided
+        }
+    }
+
+    // MARK: Helpers (inside a transaction)
+
+    private func fetchLink(clientID: String, _ db: Database) throws -> LinkRecord? {
+        try Row.fetchOne(db, sql: """
+            SELECT l.clientId, l.coachId, l.createdAt, t.id AS threadId
+            FROM coachClientLink l JOIN thread t ON t.coachId = l.coachId AND t.clientId = l.clientId
+            WHERE l.clientId = ?
+            """, arguments: [clientID]).map { row in
+            LinkRecord(clientId: row["clientId"], coachId: row["coachId"], threadId: row["threadId"],
+                       createdAt: row["createdAt"])
+        }
+    }
+
+    private func fetchRequest(id: String, _ db: Database) throws -> ChangeRequestRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM coachChangeRequest WHERE id = ?", arguments: [id])
+            .map(ChangeRequestRecord.init(row:))
+    }
+
+    private func isCoach(_ userID: String, _ db: Database) throws -> Bool {
+        try Row.fetchOne(db, sql: "SELECT 1 FROM coach WHERE userId = ?", arguments: [userID]) != nil
+    }
+
+    private func userExists(_ userID: String, _ db: Database) throws -> Bool {
+        try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE id = ?"#, arguments: [userID]) != nil
+    }
+
+    private func ensureThread(id: String, coachID: String, clientID: String, now: Int64, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO thread (id, coachId, clientId, createdAt) VALUES (?, ?, ?, ?)
+            ON CONFLICT(coachId, clientId) DO NOTHING
+            """, arguments: [id, coachID, clientID, now])
+    }
+}

@@ -1,0 +1,198 @@
+import GRDB
+
+/// Accounts, sessions, OTP challenges and onboarding on top of `Store`.
+///
+/// Every method is synchronous and may block on SQLite: call it off the event-loop thread.
+/// Each mutating method runs in one transaction, so it either happens entirely or not at all;
+/// refusals (`AccountStoreError`) roll back. Only digests of refresh tokens and OTP codes are stored.
+public struct AccountStore: Sendable {
+    let writer: any DatabaseWriter
+
+    /// Uses `store.writer`.
+    public init(_ store: Store) {
+        self.writer = store.writer
+    }
+
+    // MARK: Users
+
+    /// Creates a user (and its `coach` row when `role == "coach"`). Throws `.emailTaken` / `.phoneTaken`
+    /// when another user already has that email or phone (both stored as given: normalize first).
+    @discardableResult
+    public func createUser(id: String, role: String, fullName: String?, email: String?, phone: String?,
+                           passwordHash: String?, now: Int64) throws -> UserRecord {
+        try writer.write { db in
+            if let email, try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE email = ?"#, arguments: [email]) != nil {
+                throw AccountStoreError.emailTaken
+            }
+            if let phone, try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE phone = ?"#, arguments: [phone]) != nil {
+                throw AccountStoreError.phoneTaken
+            }
+            try db.execute(sql: """
+                INSERT INTO "user" (id, role, fullName, email, phone, passwordHash, createdAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, role, fullName, email, phone, passwordHash, now])
+            if role == "coach" {
+                try db.execute(sql: "INSERT INTO coach (userId) VALUES (?)", arguments: [id])
+            }
+            guard let row = try Row.fetchOne(db, sql: #"SELECT * FROM "user" WHERE id = ?"#, arguments: [id]) else {
+                throw AccountStoreError.notFound
+            }
+            return UserRecord(row: row)
+        }
+    }
+
+    public func user(id: String) throws -> UserRecord? {
+        try fetchUser(column: "id", value: id)
+    }
+
+    /// The user with this (normalized) email.
+    public func user(email: String) throws -> UserRecord? {
+        try fetchUser(column: "email", value: email)
+    }
+
+    /// The user with this E.164 phone number.
+    public func user(phone: String) throws -> UserRecord? {
+        try fetchUser(column: "phone", value: phone)
+    }
+
+    private func fetchUser(column: String, value: String) throws -> UserRecord? {
+        try writer.read { db in
+            try Row.fetchOne(db, sql: #"SELECT * FROM "user" WHERE \#(column) = ?"#, arguments: [value])
+                .map(UserRecord.init(row:))
+        }
+    }
+
+    /// Sets the user's preferred language. Throws `.notFound` for an unknown user.
+    public func setLanguage(userID: String, _ language: String) throws {
+        try writer.write { db in
+            try db.execute(sql: #"UPDATE "user" SET language = ? WHERE id = ?"#, arguments: [language, userID])
+            if db.changesCount == 0 { throw AccountStoreError.notFound }
+        }
+    }
+
+    // MARK: Refresh tokens
+
+    /// Stores a new refresh token (its SHA-256 hex) as the first of a family, or in an existing family.
+    public func storeRefreshToken(hash: String, userID: String, familyID: String, now: Int64, expiresAt: Int64) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                INSERT INTO refreshToken (tokenHash, userId, familyId, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)
+                """, arguments: [hash, userID, familyID, now, expiresAt])
+        }
+    }
+
+    /// Atomically: a valid, unrotated token is marked rotated and `newHash` stored in the same family
+    /// (`.rotated`); an already-rotated token (reuse) revokes every token of its family (`.reused`);
+    /// an unknown, revoked or expired (`now ≥ expiresAt`) token is `.invalid`.
+    public func rotateRefreshToken(oldHash: String, newHash: String, now: Int64, newExpiresAt: Int64) throws -> RefreshOutcome {
+        try writer.write { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT userId, familyId, expiresAt, rotatedAt, revokedAt FROM refreshToken WHERE tokenHash = ?
+                """, arguments: [oldHash]) else { return .invalid }
+            let userID: String = row["userId"]
+            let familyID: String = row["familyId"]
+            let expiresAt: Int64 = row["expiresAt"]
+            let rotatedAt: Int64? = row["rotatedAt"]
+            let revokedAt: Int64? = row["revokedAt"]
+            if revokedAt != nil { return .invalid }
+            if rotatedAt != nil {
+                try revoke(familyID: familyID, now: now, db)
+                return .reused(userID: userID, familyID: familyID)
+            }
+            if now >= expiresAt { return .invalid }
+            try db.execute(sql: "UPDATE refreshToken SET rotatedAt = ? WHERE tokenHash = ?", arguments: [now, oldHash])
+            try db.execute(sql: """
+                INSERT INTO refreshToken (tokenHash, userId, familyId, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)
+                """, arguments: [newHash, userID, familyID, now, newExpiresAt])
+            return .rotated(userID: userID, familyID: familyID)
+        }
+    }
+
+    /// Revokes every token of the family this token belongs to (sign-out). False if the token is unknown.
+    @discardableResult
+    public func revokeFamily(ofTokenHash hash: String, now: Int64) throws -> Bool {
+        try writer.write { db in
+            guard let familyID = try String.fetchOne(db, sql: "SELECT familyId FROM refreshToken WHERE tokenHash = ?",
+                                                     arguments: [hash]) else { return false }
+            try revoke(familyID: familyID, now: now, db)
+            return true
+        }
+    }
+
+    private func revoke(familyID: String, now: Int64, _ db: Database) throws {
+        try db.execute(sql: "UPDATE refreshToken SET revokedAt = ? WHERE familyId = ? AND revokedAt IS NULL",
+                       arguments: [now, familyID])
+    }
+
+    /// Whether the session still has a live token: one not rotated, not revoked and not expired.
+    /// Access tokens of an inactive family (signed out, reused, expired) should be refused.
+    public func isFamilyActive(_ familyID: String, now: Int64) throws -> Bool {
+        try writer.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT 1 FROM refreshToken
+                WHERE familyId = ? AND rotatedAt IS NULL AND revokedAt IS NULL AND expiresAt > ? LIMIT 1
+                """, arguments: [familyID, now]) != nil
+        }
+    }
+
+    // MARK: OTP challenges
+
+    /// The current sign-in code challenge for this phone, if any.
+    public func otpChallenge(phone: String) throws -> (codeDigest: String, issuedAt: Int64, failedAttempts: Int)? {
+        try writer.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM otpChallenge WHERE phone = ?", arguments: [phone])
+            else { return nil }
+            return (row["codeDigest"], row["issuedAt"], row["failedAttempts"])
+        }
+    }
+
+    /// Creates or replaces the challenge for this phone.
+    public func saveOTPChallenge(phone: String, codeDigest: String, issuedAt: Int64, failedAttempts: Int) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                INSERT INTO otpChallenge (phone, codeDigest, issuedAt, failedAttempts) VALUES (?, ?, ?, ?)
+                ON CONFLICT(phone) DO UPDATE SET
+                    codeDigest = excluded.codeDigest, issuedAt = excluded.issuedAt, failedAttempts = excluded.failedAttempts
+                """, arguments: [phone, codeDigest, issuedAt, failedAttempts])
+        }
+    }
+
+    public func deleteOTPChallenge(phone: String) throws {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM otpChallenge WHERE phone = ?", arguments: [phone])
+        }
+    }
+
+    // MARK: Onboarding
+
+    /// Creates or replaces the client's profile, records its weight in `weightEntry` at `now`, and
+    /// marks the user's onboarding completed, in one transaction. Throws `.notFound` for an unknown user.
+    public func saveOnboarding(_ profile: ClientProfileRecord, now: Int64) throws {
+        try writer.write { db in
+            guard try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE id = ?"#, arguments: [profile.userId]) != nil
+            else { throw AccountStoreError.notFound }
+            try db.execute(sql: """
+                INSERT INTO clientProfile (userId, dateOfBirth, gender, heightCm, weightKg, goal, experienceLevel,
+                    dietaryRestrictions, medicalConditions, updatedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(userId) DO UPDATE SET
+                    dateOfBirth = excluded.dateOfBirth, gender = excluded.gender, heightCm = excluded.heightCm,
+                    weightKg = excluded.weightKg, goal = excluded.goal, experienceLevel = excluded.experienceLevel,
+                    dietaryRestrictions = excluded.dietaryRestrictions, medicalConditions = excluded.medicalConditions,
+                    updatedAt = excluded.updatedAt
+                """, arguments: [profile.userId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
+                                 profile.goal, profile.experienceLevel, JSONList.encode(profile.dietaryRestrictions),
+                                 JSONList.encode(profile.medicalConditions), profile.updatedAt])
+            try db.execute(sql: "INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)",
+                           arguments: [profile.userId, profile.weightKg, now])
+            try db.execute(sql: #"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, arguments: [profile.userId])
+        }
+    }
+
+    public func clientProfile(userID: String) throws -> ClientProfileRecord? {
+        try writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM clientProfile WHERE userId = ?", arguments: [userID])
+                .map(ClientProfileRecord.init(row:))
+        }
+    }
+}

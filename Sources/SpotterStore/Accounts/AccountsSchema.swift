@@ -1,0 +1,102 @@
+import GRDB
+
+/// The "v2-accounts" migration: users, coaches, client profiles, weights, refresh tokens,
+/// OTP challenges, coach–client links, threads and coach change requests.
+///
+/// Plain SQL that never changes once shipped; later changes go in new migrations.
+/// Secrets are never stored in the clear: `refreshToken.tokenHash` and
+/// `otpChallenge.codeDigest` hold SHA-256 hex digests, `user.passwordHash` an scrypt encoding.
+enum AccountsSchema {
+    static func migrate(_ db: Database) throws {
+        try db.execute(sql: v2)
+    }
+
+    static let v2 = """
+        CREATE TABLE "user" (
+            id TEXT PRIMARY KEY NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('client', 'coach', 'admin')),
+            fullName TEXT,
+            email TEXT UNIQUE,
+            phone TEXT UNIQUE,
+            passwordHash TEXT,
+            language TEXT NOT NULL DEFAULT 'en',
+            onboardingCompleted INTEGER NOT NULL DEFAULT 0,
+            createdAt INTEGER NOT NULL
+        );
+
+        CREATE TABLE coach (
+            userId TEXT PRIMARY KEY NOT NULL REFERENCES "user"(id) ON DELETE CASCADE
+        );
+
+        CREATE TABLE clientProfile (
+            userId TEXT PRIMARY KEY NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            dateOfBirth TEXT NOT NULL,
+            gender TEXT NOT NULL,
+            heightCm REAL NOT NULL,
+            weightKg REAL NOT NULL,
+            goal TEXT NOT NULL,
+            experienceLevel TEXT NOT NULL,
+            dietaryRestrictions TEXT NOT NULL DEFAULT '[]',
+            medicalConditions TEXT NOT NULL DEFAULT '[]',
+            updatedAt INTEGER NOT NULL
+        );
+
+        CREATE TABLE weightEntry (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            clientId TEXT NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            weightKg REAL NOT NULL,
+            recordedAt INTEGER NOT NULL
+        );
+        CREATE INDEX weightEntry_clientId_recordedAt ON weightEntry(clientId, recordedAt);
+
+        CREATE TABLE refreshToken (
+            tokenHash TEXT PRIMARY KEY NOT NULL,
+            userId TEXT NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            familyId TEXT NOT NULL,
+            createdAt INTEGER NOT NULL,
+            expiresAt INTEGER NOT NULL,
+            rotatedAt INTEGER,
+            revokedAt INTEGER
+        );
+        CREATE INDEX refreshToken_familyId ON refreshToken(familyId);
+        CREATE INDEX refreshToken_userId ON refreshToken(userId);
+
+        CREATE TABLE otpChallenge (
+            phone TEXT PRIMARY KEY NOT NULL,
+            codeDigest TEXT NOT NULL,
+            issuedAt INTEGER NOT NULL,
+            failedAttempts INTEGER NOT NULL DEFAULT 0
+        );
+
+        CREATE TABLE coachClientLink (
+            clientId TEXT PRIMARY KEY NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            coachId TEXT NOT NULL REFERENCES coach(userId),
+            createdAt INTEGER NOT NULL
+        );
+        CREATE INDEX coachClientLink_coachId ON coachClientLink(coachId);
+
+        CREATE TABLE thread (
+            id TEXT PRIMARY KEY NOT NULL,
+            coachId TEXT NOT NULL REFERENCES "user"(id),
+            clientId TEXT NOT NULL REFERENCES "user"(id),
+            createdAt INTEGER NOT NULL,
+            UNIQUE (coachId, clientId)
+        );
+        CREATE INDEX thread_clientId ON thread(clientId);
+
+        CREATE TABLE coachChangeRequest (
+            id TEXT PRIMARY KEY NOT NULL,
+            clientId TEXT NOT NULL REFERENCES "user"(id),
+            fromCoachId TEXT NOT NULL REFERENCES "user"(id),
+            toCoachId TEXT NOT NULL REFERENCES "user"(id),
+            reason TEXT,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
+            createdAt INTEGER NOT NULL,
+            decidedAt INTEGER,
+            decidedBy TEXT REFERENCES "user"(id)
+        );
+        CREATE UNIQUE INDEX coachChangeRequest_onePendingPerClient
+            ON coachChangeRequest(clientId) WHERE status = 'pending';
+        CREATE INDEX coachChangeRequest_status_createdAt ON coachChangeRequest(status, createdAt);
+        """
+}

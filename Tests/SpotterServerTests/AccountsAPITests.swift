@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Accounts API", .serialized)
+struct AccountsAPITests {
+    @Test func signUpNormalizesEmailSignsInAndRefusesDuplicates() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let created = try api.call("POST", "/v1/auth/signup", [
+            "role": "client", "full_name": "  Sara Ali ", "email": "  Sara@Example.COM ",
+            "password": "secret1", "password_confirmation": "secret1",
+        ])
+        #expect(created.status == 201)
+        #expect(created.string("token_type") == "Bearer")
+        #expect(created["expires_in"] as? Int == 900)
+        let user = try #require(created.object("user"))
+        #expect(user["email"] as? String == "sara@example.com")
+        #expect(user["full_name"] as? String == "Sara Ali")
+        #expect(user["role"] as? String == "client")
+        #expect(user["onboarding_completed"] as? Bool == false)
+
+        let me = try api.call("GET", "/v1/me", token: created.string("access_token"))
+        #expect(me.status == 200)
+        #expect(me.string("id") == user["id"] as? String)
+
+        let signedIn = try api.call("POST", "/v1/auth/signin", ["email": "SARA@example.com", "password": "secret1"])
+        #expect(signedIn.status == 200)
+        #expect(signedIn.string("refresh_token") != created.string("refresh_token"))
+
+        let duplicate = try api.call("POST", "/v1/auth/signup", [
+            "role": "coach", "full_name": "Other", "email": "sara@example.com", "password": "secret1", "password_confirmation": "secret1",
+        ], headers: [("Accept-Language", "ar-SA,en;q=0.5")])
+        #expect(duplicate.status == 409)
+        #expect(duplicate.errorCode == "email_taken")
+        #expect(duplicate.errorField == "email")
+        #expect(duplicate.errorMessage?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
+    }
+
+    @Test(arguments: [
+        (#"{"role":"client","full_name":"A","email":"not-an-email","password":"secret1","password_confirmation":"secret1"}"#, "invalid_email", "email"),
+        (#"{"role":"client","full_name":"A","email":"a@b.co","password":"12345","password_confirmation":"12345"}"#, "password_too_short", "password"),
+        (#"{"role":"client","full_name":"A","email":"a@b.co","password":"secret1","password_confirmation":"secret2"}"#, "password_mismatch", "password_confirmation"),
+        (#"{"role":"admin","full_name":"A","email":"a@b.co","password":"secret1","password_confirmation":"secret1"}"#, "invalid_role", "role"),
+        (#"{"full_name":"A","email":"a@b.co","password":"secret1","password_confirmation":"secret1"}"#, "missing_field", "role"),
+        (#"{"role":"client","full_name":"   ","email":"a@b.co","password":"secret1","password_confirmation":"secret1"}"#, "invalid_name", "full_name"),
+        (#"{"role":7,"full_name":"A","email":"a@b.co","password":"secret1","password_confirmation":"secret1"}"#, "bad_request", "role"),
+    ])
+    func signUpRejectsBadInputWithTypedErrors(_ body: String, _ code: String, _ field: String) throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        let response = try APIClient(port: server.port).call("POST", "/v1/auth/signup", json)
+        #expect(response.status == 400)
+        #expect(response.errorCode == code)
+        #expect(response.errorField == field)
+        #expect(response.errorMessage?.isEmpty == false)
+    }
+
+    @Test func malformedJSONIsABadRequest() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = try HTTPTestClient(port: server.port)
+        let response = try client.request("POST", "/v1/auth/signin", body: "{not json")
+        #expect(response.status == 400)
+        #expect(response.bodyText.contains("\"code\":\"bad_request\""))
+    }
+
+    @Test func refreshRotatesAndAReusedTokenRevokesTheFamily() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let first = try api.signUp(role: "coach", name: "Coach", email: "coach@example.com")
+        let rotated = try api.call("POST", "/v1/auth/refresh", ["refresh_token": first.refresh])
+        #expect(rotated.status == 200)
+        let second = try #require(rotated.string("refresh_token"))
+        #expect(second != first.refresh)
+        #expect(try api.call("GET", "/v1/me", token: rotated.string("access_token")).status == 200)
+
+        // The old token again: theft or a confused client. The family dies.
+        let reused = try api.call("POST", "/v1/auth/refresh", ["refresh_token": first.refresh])
+        #expect(reused.status == 401)
+        #expect(reused.errorCode == "refresh_token_reused")
+        let afterReuse = try api.call("POST", "/v1/auth/refresh", ["refresh_token": second])
+        #expect(afterReuse.status == 401)
+        #expect(afterReuse.errorCode == "refresh_token_invalid")
+    }
+
+    @Test func signOutRevokesTheRefreshToken() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let session = try api.signUp(role: "client", name: "C", email: "c@example.com")
+        #expect(try api.call("POST", "/v1/auth/signout", ["refresh_token": session.refresh]).status == 204)
+        let refresh = try api.call("POST", "/v1/auth/refresh", ["refresh_token": session.refresh])
+        #expect(refresh.status == 401)
+        // Signing out again is harmless; an unknown token is refused.
+        #expect(try api.call("POST", "/v1/auth/signout", ["refresh_token": session.refresh]).status == 204)
+        #expect(try api.call("POST", "/v1/auth/signout", ["refresh_token": "not-a-token"]).errorCode == "refresh_token_invalid")
+    }
+
+    @Test func badOrMissingTokensAre401() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        #expect(try api.call("GET", "/v1/me").errorCode == "unauthorized")
+        #expect(try api.call("GET", "/v1/me", token: "abc.def.ghi").errorCode == "unauthorized")
+        let other = try TestServer { $0.tokenSecret = Array("another-secret-that-is-32-bytes-long!!".utf8) }
+        defer { other.stop() }
+        let foreign = try APIClient(port: other.port).signUp(role: "client", name: "X", email: "x@example.com")
+        #expect(try api.call("GET", "/v1/me", token: foreign.access).status == 401)
+    }
+
+    @Test func expiredAccessTokenSaysSo() throws {
+        let server = try TestServer { $0.accessTokenLifetimeSeconds = 1 }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let session = try api.signUp(role: "client", name: "C", email: "c@example.com")
+        Thread.sleep(forTimeInterval: 2.1)
+        let me = try api.call("GET", "/v1/me", token: session.access)
+        #expect(me.status == 401)
+        #expect(me.errorCode == "token_expired")
+    }
+
+    @Test func repeatedWrongPasswordsAreRateLimitedPerAccount() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        _ = try api.signUp(role: "client", name: "C", email: "victim@example.com")
+        for _ in 0..<5 {
+            #expect(try api.call("POST", "/v1/auth/signin", ["email": "victim@example.com", "password": "guess!"]).status == 401)
+        }
+        // Even the right password waits now: the lock is per account.
+        let locked = try api.call("POST", "/v1/auth/signin", ["email": "victim@example.com", "password": "secret1"])
+        #expect(locked.status == 429)
+        #expect(locked.errorCode == "rate_limited")
+        #expect(Int(locked.headers["Retry-After"] ?? "") ?? 0 > 0)
+    }
+
+    @Test func phoneCodeSignsInAndCreatesTheAccountOnce() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let started = try api.call("POST", "/v1/auth/otp/request", ["phone": "055 123 4567"])
+        #expect(started.status == 202)
+        #expect(started.string("phone") == "+966551234567")
+        #expect(started["expires_in"] as? Int == 300)
+        #expect(started["resend_after"] as? Int == 60)
+
+        let again = try api.call("POST", "/v1/auth/otp/request", ["phone": "+966 55 123 4567"])
+        #expect(again.status == 429)
+        #expect(again.errorCode == "otp_resend_too_soon")
+        #expect(Int(again.headers["Retry-After"] ?? "") ?? 0 >= 58)
+
+        let code = try #require(server.otp.lastCode(for: "+966551234567"))
+        let wrong = code == "000000" ? "111111" : "000000"
+        let miss = try api.call("POST", "/v1/auth/otp/verify", ["phone": "0551234567", "code": wrong])
+        #expect(miss.status == 400)
+        #expect(miss.errorCode == "otp_invalid")
+
+        let signedIn = try api.call("POST", "/v1/auth/otp/verify", ["phone": "0551234567", "code": code])
+        #expect(signedIn.status == 200)
+        let user = try #require(signedIn.object("user"))
+        #expect(user["phone"] as? String == "+966551234567")
+        #expect(user["role"] as? String == "client")
+        // A used code is gone.
+        #expect(try api.call("POST", "/v1/auth/otp/verify", ["phone": "0551234567", "code": code]).errorCode == "otp_expired")
+    }
+
+    @Test func fiveWrongCodesLockTheCode() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        #expect(try api.call("POST", "/v1/auth/otp/request", ["phone": "0501234567"]).status == 202)
+        let code = try #require(server.otp.lastCode(for: "+966501234567"))
+        let wrong = code == "999999" ? "888888" : "999999"
+        for _ in 0..<5 {
+            #expect(try api.call("POST", "/v1/auth/otp/verify", ["phone": "0501234567", "code": wrong]).errorCode == "otp_invalid")
+        }
+        let locked = try api.call("POST", "/v1/auth/otp/verify", ["phone": "0501234567", "code": code])
+        #expect(locked.status == 429)
+        #expect(locked.errorCode == "otp_too_many_attempts")
+    }
+
+    @Test func nonSaudiNumbersAreRefused() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let response = try APIClient(port: server.port).call("POST", "/v1/auth/otp/request", ["phone": "+971 50 123 4567"])
+        #expect(response.status == 400)
+        #expect(response.errorCode == "invalid_phone")
+        #expect(server.otp.count == 0)
+    }
+
+    @Test func accountsSurviveARestart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-restart-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try TestServer(dataDirectory: directory)
+        let session = try APIClient(port: first.port).signUp(role: "coach", name: "Coach", email: "keep@example.com")
+        #expect(first.stop())
+        let second = try TestServer(dataDirectory: directory)
+        defer { second.stop() }
+        let api = APIClient(port: second.port)
+        #expect(try api.call("POST", "/v1/auth/signin", ["email": "keep@example.com", "password": "secret1"]).status == 200)
+        #expect(try api.call("POST", "/v1/auth/refresh", ["refresh_token": session.refresh]).status == 200)
+        #expect(try api.call("GET", "/v1/me", token: session.access).status == 200)  // same secret in tests
+    }
+}

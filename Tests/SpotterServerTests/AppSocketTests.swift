@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+import TestSupport
+import WebSocket
+
+@Suite("The live socket /v1/ws", .serialized)
+struct AppSocketTests {
+    @Test func helloThenCommandsWithRepliesAndTypedErrors() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let session = try APIClient(port: server.port).signUp(role: "client", name: "Sara", email: "sara@example.com")
+        // Browsers cannot set headers on a WebSocket: the token may come in the query.
+        let socket = try WebSocketTestClient(
+            port: server.port, path: "/v1/ws?access_token=\(session.access)", headers: [("Sec-WebSocket-Protocol", "spotter.v1")])
+        #expect(socket.handshake.headers["Sec-WebSocket-Protocol"] == "spotter.v1")
+        let hello = try socket.nextJSON()
+        #expect(hello["type"] as? String == "hello")
+        #expect(hello["protocol"] as? String == "spotter.v1")
+        #expect((hello["user"] as? [String: Any])?["id"] as? String == session.id)
+
+        socket.send(text: #"{"id":"c1","type":"me"}"#)
+        let me = try socket.nextJSON()
+        #expect(me["type"] as? String == "reply")
+        #expect(me["id"] as? String == "c1")
+        #expect(me["ok"] as? Bool == true)
+        #expect((me["result"] as? [String: Any])?["full_name"] as? String == "Sara")
+
+        socket.send(text: #"{"id":"c2","type":"teleport"}"#)
+        let unknown = try socket.nextJSON()
+        #expect(unknown["id"] as? String == "c2")
+        #expect(unknown["ok"] as? Bool == false)
+        #expect((unknown["error"] as? [String: Any])?["code"] as? String == "unknown_command")
+
+        socket.send(text: "{oops")
+        let malformed = try socket.nextJSON()
+        #expect(malformed["id"] is NSNull)
+        #expect((malformed["error"] as? [String: Any])?["code"] as? String == "bad_request")
+
+        socket.send(.binary, [1, 2, 3])
+        #expect((try socket.nextJSON()["error"] as? [String: Any])?["code"] as? String == "bad_request")
+
+        // Still open after all of that.
+        socket.send(text: #"{"id":"c3","type":"me"}"#)
+        #expect(try socket.nextJSON()["id"] as? String == "c3")
+    }
+
+    @Test func errorsComeInTheLanguageChosenAtConnect() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let session = try APIClient(port: server.port).signUp(role: "client", name: "Sara", email: "sara@example.com")
+        let socket = try WebSocketTestClient(
+            port: server.port, path: "/v1/ws",
+            headers: [("Authorization", "Bearer \(session.access)"), ("Accept-Language", "ar")])
+        _ = try socket.nextJSON()
+        socket.send(text: #"{"id":"x","type":"nope"}"#)
+        let message = (try socket.nextJSON()["error"] as? [String: Any])?["message"] as? String
+        #expect(message?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
+    }
+
+    @Test func noOrBadTokenIsRefusedBeforeTheUpgrade() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = try HTTPTestClient(port: server.port)
+        let response = try client.request("GET", "/v1/ws", headers: [
+            ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Authorization", "Bearer nonsense"),
+        ])
+        #expect(response.status == 401)
+        #expect(response.bodyText.contains("\"code\":\"unauthorized\""))
+    }
+
+    @Test func expiringTokenIsWarnedThenClosedWith4001() throws {
+        let server = try TestServer {
+            $0.accessTokenLifetimeSeconds = 3
+            $0.tokenExpiryWarningSeconds = 2
+        }
+        defer { server.stop() }
+        let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
+        let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
+        _ = try socket.nextJSON()
+        let warning = try socket.nextJSON()
+        #expect(warning["type"] as? String == "auth.expiring")
+        #expect((warning["seconds_left"] as? Int ?? 0) <= 2)
+        #expect(try socket.awaitClose() == .some(CloseCode(4001)))
+    }
+
+    @Test func refreshingOnTheSocketKeepsItOpen() throws {
+        let server = try TestServer {
+            $0.accessTokenLifetimeSeconds = 3
+            $0.tokenExpiryWarningSeconds = 2
+        }
+        defer { server.stop() }
+        let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
+        let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
+        let hello = try socket.nextJSON()
+        let firstExpiry = hello["expires_at"] as? Int ?? 0
+        #expect(try socket.nextJSON()["type"] as? String == "auth.expiring")
+        socket.send(text: #"{"id":"r1","type":"auth.refresh","refresh_token":"\#(session.refresh)"}"#)
+        let reply = try socket.nextJSON()
+        #expect(reply["ok"] as? Bool == true, "\(reply)")
+        let result = try #require(reply["result"] as? [String: Any])
+        #expect((result["expires_at"] as? Int ?? 0) >= firstExpiry)
+        #expect((result["session"] as? [String: Any])?["refresh_token"] as? String != session.refresh)
+        // Past the first token's expiry the socket still answers.
+        Thread.sleep(forTimeInterval: 1.5)
+        socket.send(text: #"{"id":"c9","type":"me"}"#)
+        var next = try socket.nextJSON()
+        if next["type"] as? String == "auth.expiring" { next = try socket.nextJSON() }
+        #expect(next["id"] as? String == "c9")
+
+        // The old refresh token again: the session is revoked and the socket closed with 4003.
+        socket.send(text: #"{"id":"r2","type":"auth.refresh","refresh_token":"\#(session.refresh)"}"#)
+        var revoked = try socket.nextJSON()
+        if revoked["type"] as? String == "auth.expiring" { revoked = try socket.nextJSON() }
+        #expect((revoked["error"] as? [String: Any])?["code"] as? String == "refresh_token_reused")
+        #expect(try socket.awaitClose() == .some(CloseCode(4003)))
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import SpotterCore
+import SpotterStore
+import TestSupport
+
+/// Two coaches, three clients and an admin, signed in, on one test server:
+/// client A is onboarded and linked to coach X, client B linked to coach Y,
+/// client C has no coach yet.
+struct CoachingFixture {
+    let server: TestServer
+    let api: APIClient
+    let coachX, coachY, clientA, clientB, clientC, admin: (access: String, refresh: String, id: String)
+
+    init() throws {
+        server = try TestServer()
+        api = APIClient(port: server.port)
+        coachX = try api.signUp(role: "coach", name: "Xavier Coach", email: "x@coach.test")
+        coachY = try api.signUp(role: "coach", name: "Yara Coach", email: "y@coach.test")
+        clientA = try api.signUp(role: "client", name: "Amal Client", email: "a@client.test")
+        clientB = try api.signUp(role: "client", name: "Badr Client", email: "b@client.test")
+        clientC = try api.signUp(role: "client", name: "Chadi Client", email: "c@client.test")
+        let adminID = SecureRandom.uuid()
+        _ = try AccountStore(server.store).createUser(
+            id: adminID, role: "admin", fullName: "Admin", email: "admin@spotter.test", phone: nil,
+            passwordHash: PasswordHasher(logN: 10).hash("adminpass"), now: 0)
+        let signedIn = try api.call("POST", "/v1/auth/signin", ["email": "admin@spotter.test", "password": "adminpass"])
+        admin = (signedIn.string("access_token")!, signedIn.string("refresh_token")!, adminID)
+
+        try expect(api.call("PUT", "/v1/me/onboarding", Self.onboarding, token: clientA.access), 200)
+        try expect(api.call("POST", "/v1/me/coach", ["coach_id": coachX.id], token: clientA.access), 201)
+        try expect(api.call("POST", "/v1/me/coach", ["coach_id": coachY.id], token: clientB.access), 201)
+    }
+
+    nonisolated(unsafe) static let onboarding: [String: Any] = [
+        "date_of_birth": "1995-06-15", "gender": "female", "height_cm": 165, "weight_kg": 70.5,
+        "goal": "Lose 10kg", "experience_level": "beginner",
+        "dietary_restrictions": ["Vegetarian"], "medical_conditions": [],
+    ]
+
+    private func expect(_ response: APIResponse, _ status: Int) throws {
+        guard response.status == status else {
+            throw BlockingSocket.Failure(description: "fixture: expected \(status), got \(response.status) \(response.text)")
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+@testable import SpotterStore
+
+@Suite("AccountStore: persistence")
+struct AccountPersistenceTests {
+    @Test("accounts, tokens and links survive reopening a file database")
+    func reopen() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-accounts-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let accounts = AccountStore(try Store.open(directory: directory))
+            try accounts.createUser(id: "k1", role: "coach", fullName: "Khalid", email: "k@example.com", phone: nil,
+                                    passwordHash: nil, now: 1)
+            try accounts.createUser(id: "c1", role: "client", fullName: "Mona", email: "m@example.com",
+                                    phone: "+966500000000", passwordHash: "$scrypt$h", now: 2)
+            try accounts.storeRefreshToken(hash: "t1", userID: "c1", familyID: "f1", now: 3, expiresAt: 1_000)
+            try accounts.createLink(clientID: "c1", coachID: "k1", threadID: "th1", now: 4)
+        }
+        let reopened = try Store.open(directory: directory)
+        #expect(try reopened.appliedMigrations() == ["v1-serverRun", "v2-accounts"])
+        let accounts = AccountStore(reopened)
+        #expect(try accounts.user(phone: "+966500000000")?.passwordHash == "$scrypt$h")
+        #expect(try accounts.link(clientID: "c1") == LinkRecord(clientId: "c1", coachId: "k1", threadId: "th1", createdAt: 4))
+        #expect(try accounts.isFamilyActive("f1", now: 10))
+        #expect(try accounts.rotateRefreshToken(oldHash: "t1", newHash: "t2", now: 10, newExpiresAt: 2_000)
+            == .rotated(userID: "c1", familyID: "f1"))
+    }
+
+    @Test("foreign keys are enforced: a token for an unknown user is refused")
+    func foreignKeys() throws {
+        let accounts = AccountStore(try Store.inMemory())
+        #expect(throws: (any Error).self) {
+            try accounts.storeRefreshToken(hash: "t", userID: "ghost", familyID: "f", now: 0, expiresAt: 10)
+        }
+    }
+}
