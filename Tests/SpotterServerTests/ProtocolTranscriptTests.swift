@@ -25,7 +25,13 @@ struct ProtocolTranscriptTests {
         let transcript = try TranscriptReplayer(name: name, text: text)
         let server = try TestServer()
         defer { server.stop() }
-        try transcript.replay(port: server.port)
+        let samples = try transcript.replay(port: server.port)
+        // Tests/scripts/validate-schemas.py checks these against Protocol/schemas.
+        let directory = Self.examples.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/schema-samples")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let records = samples.map { ["schema": $0.schema, "json": $0.json, "location": $0.location] }
+        try JSONSerialization.data(withJSONObject: records).write(to: directory.appendingPathComponent(name + ".json"))
     }
 
     @Test func replayerCatchesADifference() throws {

@@ -83,9 +83,7 @@ public struct TranscriptReplayer {
         for step in steps {
             switch step {
             case .sendHTTP(let lines, let line):
-                let text = try lines.map { try substitute($0, variables, line: line) }
-                let head = text.joined(separator: "\r\n") + "\r\n"
-                http.socket.write(head)
+                http.socket.write(try requestBytes(lines, variables, line: line))
             case .expectHTTP(let expected, let line, let schema):
                 let response = try http.readResponse()
                 let actual = render(response)
@@ -116,6 +114,19 @@ public struct TranscriptReplayer {
             }
         }
         return samples
+    }
+
+    /// The request: head lines up to the first empty one, joined by CRLF,
+    /// then the body lines (joined by LF, no trailing newline). A
+    /// `Content-Length: {auto}` header gets the body's byte count.
+    private func requestBytes(_ lines: [String], _ variables: [String: String], line: Int) throws -> String {
+        let text = try lines.map { try substitute($0, variables, line: line) }
+        let blank = text.firstIndex(of: "") ?? text.count
+        let body = text.dropFirst(blank + 1).joined(separator: "\n")
+        let head = text[..<blank].map {
+            $0 == "Content-Length: {auto}" ? "Content-Length: \(body.utf8.count)" : $0
+        }
+        return head.joined(separator: "\r\n") + "\r\n\r\n" + body
     }
 
     /// Replaces `{$name}` with a value captured earlier.

@@ -14,9 +14,14 @@ trap 'rm -f "$LOG"' EXIT
 
 echo "== swift test"
 swift build --build-tests
+rm -rf .build/schema-samples  # written afresh by the transcript replay
 swift test --skip-build 2>&1 | tee "$LOG"
 swift_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 [ -n "$swift_tests" ] || { echo "run-all: swift test reported no passing run" >&2; exit 1; }
+
+echo "== Protocol/ schemas against what the server said in the transcripts"
+python3 -c 'import jsonschema, referencing' 2>/dev/null || python3 -m pip install -q jsonschema
+python3 Tests/scripts/validate-schemas.py .build/schema-samples
 
 echo "== release build"
 swift build -c release
@@ -28,5 +33,5 @@ echo "== conformance: Autobahn|Testsuite 1-10"
 Tests/scripts/conformance.sh .build/release/spotter | tee -a "$LOG"
 autobahn_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 
-echo "run-all: every step passed (swift test: $swift_tests, smoke: 1, autobahn cases: $autobahn_passed)"
-echo "total: $((swift_tests + 1 + autobahn_passed)) passed, 0 failed"
+echo "run-all: every step passed (swift test: $swift_tests, schema check: 1, smoke: 1, autobahn cases: $autobahn_passed)"
+echo "total: $((swift_tests + 2 + autobahn_passed)) passed, 0 failed"
