@@ -20,7 +20,8 @@ swift_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$
 [ -n "$swift_tests" ] || { echo "run-all: swift test reported no passing run" >&2; exit 1; }
 
 echo "== Protocol/ schemas against what the server said in the transcripts"
-python3 -c 'import jsonschema, referencing' 2>/dev/null || python3 -m pip install -q jsonschema
+python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev/null \
+    || python3 -m pip install -q jsonschema pyyaml openapi-spec-validator
 python3 Tests/scripts/validate-schemas.py .build/schema-samples
 
 echo "== release build"

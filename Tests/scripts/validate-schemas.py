@@ -15,8 +15,9 @@ import json, pathlib, re, sys
 try:
     import jsonschema
     from referencing import Registry, Resource
+    import yaml, openapi_spec_validator  # noqa: F401
 except ImportError:
-    sys.exit("validate-schemas: needs the jsonschema package (pip install jsonschema)")
+    sys.exit("validate-schemas: needs jsonschema, pyyaml and openapi-spec-validator (pip install ...)")
 
 root = pathlib.Path(__file__).resolve().parents[2]
 schema_dir = root / "Protocol" / "schemas"
@@ -68,7 +69,21 @@ for path in sorted((root / "Protocol" / "examples").glob("*.transcript")):
             check(pending[0], body, f"{path.name}:{number}")
             pending = None
 
-print(f"validate-schemas: {len(schemas)} schemas valid; {server_samples} server bodies and "
+# 4. The OpenAPI and AsyncAPI documents: OpenAPI validated, and every $ref
+#    to a schema file in either document names a file that exists.
+import yaml
+from openapi_spec_validator import validate as validate_openapi
+from openapi_spec_validator.readers import read_from_filename
+spec, _ = read_from_filename(str(root / "Protocol" / "openapi.yaml"))
+validate_openapi(spec, base_uri=(root / "Protocol" / "openapi.yaml").as_uri())
+for document in ("openapi.yaml", "spotter.asyncapi.yaml"):
+    text = (root / "Protocol" / document).read_text()
+    yaml.safe_load(text)
+    for target in re.findall(r"schemas/([A-Za-z0-9]+)\.json", text):
+        if target not in schemas:
+            failures.append(f"{document}: refers to schemas/{target}.json, which does not exist")
+
+print(f"validate-schemas: {len(schemas)} schemas valid; openapi.yaml valid; {server_samples} server bodies and "
       f"{checked - server_samples} client bodies checked; {len(failures)} failures")
 for failure in failures:
     print("  " + failure)

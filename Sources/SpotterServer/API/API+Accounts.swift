@@ -124,7 +124,13 @@ extension API {
             let code = SecureRandom.sixDigitCode()
             try services.accounts.saveOTPChallenge(
                 phone: phone, codeDigest: services.otpDigest(code, phone: phone), issuedAt: now, failedAttempts: 0)
-            try services.otpSender.send(code: code, to: phone)
+            do {
+                try services.otpSender.send(code: code, to: phone)
+            } catch {
+                // Undelivered: do not make the user wait 60 s for a code they never got.
+                try? services.accounts.deleteOTPChallenge(phone: phone)
+                throw error
+            }
             return OTPStartResponse(
                 phone: phone, expiresIn: Int(OTPChallenge.lifetimeSeconds), resendAfter: Int(OTPChallenge.resendAfterSeconds))
         }
