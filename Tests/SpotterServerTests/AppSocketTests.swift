@@ -57,6 +57,21 @@ struct AppSocketTests {
         #expect(message?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
     }
 
+    @Test func theSavedLanguageAppliesWhenTheAppSendsNone() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let session = try api.signUp(role: "client", name: "Sara", email: "sara@example.com")
+        #expect(try api.call("PUT", "/v1/me/language", ["language": "fr"], token: session.access).errorCode == "bad_request")
+        let saved = try api.call("PUT", "/v1/me/language", ["language": "ar"], token: session.access)
+        #expect(saved.string("language") == "ar")
+        let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
+        _ = try socket.nextJSON()
+        socket.send(text: #"{"id":"x","type":"nope"}"#)
+        let message = (try socket.nextJSON()["error"] as? [String: Any])?["message"] as? String
+        #expect(message?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
+    }
+
     @Test func noOrBadTokenIsRefusedBeforeTheUpgrade() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -25,6 +25,7 @@ struct AuthorizationMatrixTests {
     static func cases() -> [Case] {
         [
             Case(method: "GET", path: { _ in "/v1/me" }, allowed: authenticated, name: "own account"),
+            Case(method: "PUT", path: { _ in "/v1/me/language" }, body: ["language": "en"], allowed: authenticated, name: "language"),
             Case(method: "PUT", path: { _ in "/v1/me/onboarding" }, body: ["gender": "female"], allowed: clients, name: "onboarding"),
             Case(method: "GET", path: { _ in "/v1/coaches" }, allowed: authenticated, name: "list coaches"),
             Case(method: "GET", path: { _ in "/v1/me/coach" }, allowed: clients, name: "own coach"),

@@ -49,8 +49,19 @@ curl -fsS "http://127.0.0.1:$PORT/metrics" | grep -q '^spotter_connections_accep
 stop
 [ -f "$DATA/spotter.sqlite" ] || { echo "smoke: no database under the data dir" >&2; exit 1; }
 
+# An operator creates an admin while the server is down; it can sign in after the restart.
+SPOTTER_ADMIN_PASSWORD=adminpass1 "$BIN" admin create-admin --data-dir "$DATA" --email Admin@Example.com \
+    --full-name "Operations Admin" --log-level warning | grep -q '^created admin ' \
+    || { echo "smoke: create-admin failed" >&2; exit 1; }
+if SPOTTER_ADMIN_PASSWORD=adminpass1 "$BIN" admin create-admin --data-dir "$DATA" --email admin@example.com \
+    --full-name "Again" --log-level warning >/dev/null 2>&1; then
+    echo "smoke: a second admin with the same email was accepted" >&2; exit 1
+fi
+
 # The database survives a restart: the run counter goes on.
 start
 curl -fsS "http://127.0.0.1:$PORT/healthz" | grep -q '"run":2' || { echo "smoke: restart did not see run 1" >&2; exit 1; }
+curl -fsS -X POST "http://127.0.0.1:$PORT/v1/auth/signin" -d '{"email":"admin@example.com","password":"adminpass1"}' \
+    | grep -q '"role":"admin"' || { echo "smoke: the admin cannot sign in" >&2; exit 1; }
 stop
-echo "smoke: passed (healthz, metrics, SIGTERM exit 0 twice, data survives restart)"
+echo "smoke: passed (healthz, metrics, SIGTERM exit 0 twice, create-admin, data survives restart)"

@@ -128,3 +128,9 @@ public struct SessionResponse: Codable, Sendable, Equatable {
         case refreshToken = "refresh_token"
     }
 }
+
+/// `PUT /v1/me/language`: `en` or `ar`.
+public struct LanguageRequest: Codable, Sendable, Equatable {
+    public var language: String?
+    public init(language: String?) { self.language = language }
+}

@@ -182,6 +182,21 @@ extension API {
         }
     }
 
+    /// The saved language: used for socket messages when the app does not
+    /// send `Accept-Language` (seed 000 FR-ACCOUNT-05).
+    func setLanguage(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard let raw = try JSON.decode(LanguageRequest.self, from: request.body).language else {
+            throw APIError(.missingField, field: "language")
+        }
+        guard let chosen = Language(rawValue: raw) else { throw APIError(.badRequest, field: "language") }
+        let services = self.services
+        run(chosen, respond) { () -> UserView in
+            try services.accounts.setLanguage(userID: actor.userID, chosen.rawValue)
+            guard let user = try services.accounts.user(id: actor.userID) else { throw APIError(.unauthorized) }
+            return user.view
+        }
+    }
+
     /// Counts an attempt (or, with `check`, only looks) and refuses with 429 past the limit.
     func limit(_ limiter: inout RateLimiter, _ key: String, check: Bool) throws(APIError) {
         let now = unixNow()

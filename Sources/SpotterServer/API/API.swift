@@ -62,6 +62,8 @@ final class API {
             return handle({ _, respond in try self.verifyOTP(request, peer: peer, language, respond) }, auth: false)
         case ("GET", "me"):
             return handle { actor, respond in self.me(actor!, language, respond) }
+        case ("PUT", "me/language"):
+            return handle { actor, respond in try self.setLanguage(request, actor!, language, respond) }
         case ("PUT", "me/onboarding"):
             return handle { actor, respond in try self.saveOnboarding(request, actor!, language, respond) }
         case ("GET", "coaches"):
@@ -87,7 +89,7 @@ final class API {
             return handle { actor, respond in try self.clientProfile(parts[2], actor!, language, respond) }
         default:
             let known = ["auth/signup", "auth/signin", "auth/refresh", "auth/signout", "auth/otp/request",
-                         "auth/otp/verify", "me", "me/onboarding", "coaches", "me/coach", "me/coach-change-requests",
+                         "auth/otp/verify", "me", "me/language", "me/onboarding", "coaches", "me/coach", "me/coach-change-requests",
                          "coach/clients", "admin/coach-change-requests"]
             if known.contains(parts.dropFirst().joined(separator: "/")) { return fail(APIError(.methodNotAllowed)) }
             return fail(APIError(.notFound))
