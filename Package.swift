@@ -54,6 +54,7 @@ let package = Package(
             name: "SpotterServer",
             dependencies: [
                 "EventLoop", "WebSocket", "SpotterStore", "SpotterProtocol", "SpotterCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

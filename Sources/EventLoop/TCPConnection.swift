@@ -128,6 +128,21 @@ public final class TCPConnection: LoopHandle {
         bytes.withUnsafeBytes { send($0, completion: completion) }
     }
 
+    /// Calls `callback` once everything queued so far has been taken by the
+    /// kernel (at once if nothing is queued), or with the error if the
+    /// connection fails or closes first. For producers that pace themselves.
+    public func whenDrained(_ callback: @escaping (UVError?) -> Void) {
+        guard !isClosed else {
+            callback(.canceled)
+            return
+        }
+        if queuedBytes == 0 {
+            callback(nil)
+        } else {
+            completions.append((queuedTotal, callback))
+        }
+    }
+
     /// Lets the caller encode straight into the outbound buffer.
     public func withOutbound(_ body: (inout [UInt8]) -> Void) {
         guard !isClosed, !shutdownRequested else { return }

@@ -23,9 +23,12 @@ final class Connection {
     private(set) var phase: Phase = .http
     private var parser: HTTPRequestParser
     private var session: WebSocketSession
+    /// The WebSocket endpoint, kept until the socket closes (to tell it so).
+    private var endpoint: WebSocketEndpoint?
     /// Loop time (ms) when the peer last sent anything.
     private var lastHeard: UInt64
-    private var pingOutstanding = false
+    /// Loop time (ms) of the unanswered keepalive ping, if one is out.
+    private var pingSentAt: UInt64?
     /// Loop time (ms) after which a closing connection is dropped regardless.
     private var closeDeadline: UInt64?
     /// What the WebSocket ended with, counted once in metrics when decided.
@@ -43,7 +46,11 @@ final class Connection {
     func start() {
         tcp.onRead = { [unowned self] bytes in self.didRead(bytes) }
         tcp.onEnd = { [unowned self] _ in self.peerEnded() }
-        tcp.onClose = { [unowned self] in self.server.connectionClosed(self) }
+        tcp.onClose = { [unowned self] in
+            self.endpoint?.closed(on: self)
+            self.endpoint = nil
+            self.server.connectionClosed(self)
+        }
         tcp.startReading()
     }
 
@@ -54,7 +61,7 @@ final class Connection {
 
     private func didRead(_ bytes: UnsafeRawBufferPointer) {
         lastHeard = server.loop.nowMilliseconds
-        pingOutstanding = false
+        pingSentAt = nil
         server.metrics.bytesIn.increment(by: bytes.count)
         switch phase {
         case .http:
@@ -137,6 +144,7 @@ final class Connection {
 
     private func upgrade(to endpoint: WebSocketEndpoint, leftover: [UInt8]) {
         phase = .webSocket(endpoint)
+        self.endpoint = endpoint
         parser = HTTPRequestParser(maxHeadBytes: 0, maxHeaderCount: 0, maxBodyBytes: 0)  // frees its buffer
         endpoint.opened(on: self)
         if !leftover.isEmpty { leftover.withUnsafeBytes { receive($0, endpoint) } }
@@ -253,12 +261,19 @@ final class Connection {
             if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 { tcp.close() }
             return
         }
-        if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 {
-            server.metrics.idleTimeouts.increment()
-            close(.goingAway, reason: "idle timeout")
-            closeDeadline = now + 1000  // a silent peer will not answer the handshake
-        } else if !pingOutstanding, silentMs >= UInt64(server.config.effectivePingIntervalSeconds) * 1000 {
-            pingOutstanding = true
+        // A ping always comes first; the peer then has the rest of the idle
+        // timeout to answer, however late the sweep ran.
+        let pingMs = UInt64(server.config.effectivePingIntervalSeconds) * 1000
+        let idleMs = UInt64(server.config.idleTimeoutSeconds) * 1000
+        if let sentAt = pingSentAt {
+            if now &- sentAt >= idleMs - min(pingMs, idleMs - 1000) {
+                server.metrics.idleTimeouts.increment()
+                close(.goingAway, reason: "idle timeout")
+                closeDeadline = now + 1000  // a silent peer will not answer the handshake
+                return
+            }
+        } else if silentMs >= pingMs {
+            pingSentAt = now
             sendMessage(.ping, UnsafeRawBufferPointer(start: nil, count: 0))
         }
         if case .webSocket = phase { endpoint.tick(on: self) }

@@ -27,6 +27,7 @@ public final class Server: @unchecked Sendable {
     let store: Store
     private let echo = EchoEndpoint()
     private(set) var api: API!
+    private(set) var hub: MessagingHub!
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
@@ -48,11 +49,12 @@ public final class Server: @unchecked Sendable {
         handshakePolicy = HandshakePolicy(allowedOrigins: config.allowedOrigins)
         let secret = config.tokenSecret ?? SecureRandom.bytes(32)
         let services = APIServices(
-            accounts: AccountStore(store), hasher: PasswordHasher(logN: config.passwordHashLogN),
+            store: store, accounts: AccountStore(store), hasher: PasswordHasher(logN: config.passwordHashLogN),
             signer: AccessTokenSigner(secret: secret), otpSender: otpSender ?? LogOTPSender(logger: logger),
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)))
         api = API(server: self, services: services)
+        hub = MessagingHub(server: self, writer: StoreWriter(store: store))
     }
 
     /// The bound port (after `start()`).
@@ -78,6 +80,13 @@ public final class Server: @unchecked Sendable {
         timer.start(after: 1000, repeat: 1000) { [unowned self] in sweep() }
         sweepTimer = timer
         if handleSignals {
+            // A parent may have started us with these blocked (a test
+            // runner's thread did); a server that ignores SIGTERM cannot be stopped.
+            var wanted = sigset_t()
+            sigemptyset(&wanted)
+            sigaddset(&wanted, SIGINT)
+            sigaddset(&wanted, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
             for signal in [SIGINT, SIGTERM] {
                 signalWatchers.append(SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
                     logger.info("signal received, shutting down", metadata: ["signal": "\(number)"])
@@ -91,6 +100,8 @@ public final class Server: @unchecked Sendable {
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
+        // Commit what is queued; acknowledgements to sockets already closed are dropped.
+        hub.writer.stop()
         loop.closeAllHandles()
         logger.info("stopped")
     }

@@ -49,6 +49,12 @@ public struct ServerConfig: Sendable {
     public var refreshTokenLifetimeSeconds: Int64 = 30 * 24 * 3600
     /// A socket gets `auth.expiring` this long before its token lapses.
     public var tokenExpiryWarningSeconds: Int64 = 60
+    /// Commands one socket may send: a burst of `commandBurst`, then
+    /// `commandsPerSecond`. Past it a command gets `rate_limited`; the
+    /// socket stays open.
+    public var commandBurst = 60
+    public var commandsPerSecond = 30
+
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15
 

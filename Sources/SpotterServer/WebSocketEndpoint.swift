@@ -10,11 +10,14 @@ protocol WebSocketEndpoint: AnyObject {
     func handle(_ event: WebSocketEvent, on connection: Connection)
     /// Called about once a second while the connection is open.
     func tick(on connection: Connection)
+    /// The socket is gone (closed, failed or dropped); the last call.
+    func closed(on connection: Connection)
 }
 
 extension WebSocketEndpoint {
     func opened(on connection: Connection) {}
     func tick(on connection: Connection) {}
+    func closed(on connection: Connection) {}
 }
 
 /// `/echo`: sends every text and binary message straight back, for the

@@ -16,12 +16,23 @@ public final class Store: Sendable {
     /// How many times a server has started on this database, this start included.
     public let runNumber: Int64?
 
-    /// Opens (creating if needed) `directory/spotter.sqlite` and migrates it.
-    public static func open(directory: String, logger: Logger = Logger(label: "spotter.store")) throws -> Store {
+    /// Opens (creating if needed) `directory/spotter.sqlite` and migrates it. With `synchronousFull` (the
+    /// default) every commit is fsynced to the WAL before it returns, so an acknowledged write survives a
+    /// power loss, not only a crash.
+    public static func open(directory: String, synchronousFull: Bool = true,
+                            logger: Logger = Logger(label: "spotter.store")) throws -> Store {
         try makeDirectory(directory)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
+        if synchronousFull {
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        }
         let pool = try DatabasePool(path: directory + "/spotter.sqlite", configuration: configuration)
+        if synchronousFull {
+            // DatabasePool switches its writer connection to WAL with `synchronous = NORMAL` after
+            // prepareDatabase ran: set FULL again on that (one, long-lived) writer connection.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        }
         try migrator.migrate(pool)
         logger.info("database ready", metadata: ["path": "\(pool.path)"])
         return Store(writer: pool, runNumber: nil)
@@ -66,6 +77,7 @@ public final class Store: Sendable {
                 """)
         }
         migrator.registerMigration("v2-accounts") { db in try AccountsSchema.migrate(db) }
+        migrator.registerMigration("v3-messaging") { db in try MessagingSchema.migrate(db) }
         return migrator
     }()
 

@@ -48,6 +48,7 @@ public struct HTTPResponse: Sendable {
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 409: return "Conflict"
+        case 410: return "Gone"
         case 408: return "Request Timeout"
         case 413: return "Content Too Large"
         case 426: return "Upgrade Required"

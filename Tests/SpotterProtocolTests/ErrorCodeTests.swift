@@ -11,7 +11,8 @@ let documentedStatus: [ErrorCode: Int] = [
     .requestNotPending: 409, .rateLimited: 429, .otpResendTooSoon: 429, .otpInvalid: 400, .otpExpired: 400,
     .otpTooManyAttempts: 429, .payloadTooLarge: 413, .unknownCommand: 400, .internalError: 500,
     .upgradeRequired: 426, .originNotAllowed: 403, .headersTooLarge: 431, .notImplemented: 501,
-    .httpVersionNotSupported: 505,
+    .httpVersionNotSupported: 505, .messageTooLong: 400, .invalidMessage: 400, .threadInactive: 409,
+    .cursorExpired: 410,
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -29,7 +30,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 37)
+        #expect(ErrorCode.allCases.count == 41)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

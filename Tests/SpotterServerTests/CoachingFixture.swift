@@ -1,5 +1,6 @@
 import Foundation
 import SpotterCore
+import SpotterServer
 import SpotterStore
 import TestSupport
 
@@ -11,8 +12,8 @@ struct CoachingFixture {
     let api: APIClient
     let coachX, coachY, clientA, clientB, clientC, admin: (access: String, refresh: String, id: String)
 
-    init() throws {
-        server = try TestServer()
+    init(_ configure: (inout ServerConfig) -> Void = { _ in }) throws {
+        server = try TestServer(configure)
         api = APIClient(port: server.port)
         coachX = try api.signUp(role: "coach", name: "Xavier Coach", email: "x@coach.test")
         coachY = try api.signUp(role: "coach", name: "Yara Coach", email: "y@coach.test")

@@ -24,13 +24,13 @@ struct LivenessTests {
 
     @Test func clientThatAnswersPingsOutlivesTheIdleTimeout() throws {
         let server = try TestServer {
-            $0.idleTimeoutSeconds = 2
+            $0.idleTimeoutSeconds = 3
             $0.pingIntervalSeconds = 1
         }
         defer { server.stop() }
         let client = try WebSocketTestClient(port: server.port)
         let start = Date()
-        while Date().timeIntervalSince(start) < 4 {
+        while Date().timeIntervalSince(start) < 5 {
             let event = try client.next()
             guard case .ping(let payload) = event else {
                 Issue.record("expected a ping, got \(String(describing: event))")

@@ -77,6 +77,14 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case notImplemented = "not_implemented"
     /// 505: an HTTP version other than 1.0 or 1.1.
     case httpVersionNotSupported = "http_version_not_supported"
+    /// 400: a text message over 1,000 characters.
+    case messageTooLong = "message_too_long"
+    /// 400: an empty text, a malformed meal card, or a kind clients may not send.
+    case invalidMessage = "invalid_message"
+    /// 409: a thread with a former coach: readable, no longer writable.
+    case threadInactive = "thread_inactive"
+    /// 410: the resume cursor is older than the retained event log: fetch threads and history again.
+    case cursorExpired = "cursor_expired"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -204,6 +212,18 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .httpVersionNotSupported:
             return (505, "Use HTTP/1.1.",
                     "استخدم HTTP/1.1.")
+        case .messageTooLong:
+            return (400, "Messages can be at most 1,000 characters long.",
+                    "يجب ألا يزيد طول الرسالة على 1000 حرف.")
+        case .invalidMessage:
+            return (400, "This message cannot be sent. Check its content and try again.",
+                    "لا يمكن إرسال هذه الرسالة. تحقق من محتواها وحاول مرة أخرى.")
+        case .threadInactive:
+            return (409, "This conversation is closed because you changed coach.",
+                    "هذه المحادثة مغلقة لأنك غيرت مدربك.")
+        case .cursorExpired:
+            return (410, "You were away too long to catch up. Reload your conversations and their history.",
+                    "غبت مدة طويلة لا يمكن معها استكمال ما فاتك. أعد تحميل المحادثات وسجلها.")
         }
     }
 }

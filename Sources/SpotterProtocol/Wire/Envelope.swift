@@ -48,12 +48,16 @@ public struct HelloEvent: Codable, Sendable, Equatable {
     public var protocolVersion = "spotter.v1"
     public var user: UserView
     public var expiresAt: Int64
-    public init(user: UserView, expiresAt: Int64) {
+    /// Your latest event cursor when the socket opened: events after it
+    /// arrive live; to catch up from an older one, send `resume`.
+    public var cursor: Int64
+    public init(user: UserView, expiresAt: Int64, cursor: Int64) {
         self.user = user
         self.expiresAt = expiresAt
+        self.cursor = cursor
     }
     enum CodingKeys: String, CodingKey {
-        case type, user
+        case type, user, cursor
         case protocolVersion = "protocol"
         case expiresAt = "expires_at"
     }

@@ -1,9 +1,10 @@
 import FoundationEssentials
 import SpotterCore
 import SpotterProtocol
+import SpotterStore
 import WebSocket
 
-/// `/v1/ws`: one signed-in user's live connection.
+/// `/v1/ws`: one signed-in user's live connection. Loop thread only.
 ///
 /// The access token checked at the upgrade sets when the socket expires.
 /// Shortly before that the server sends `auth.expiring`; the client answers
@@ -11,14 +12,40 @@ import WebSocket
 /// extends the socket. A socket whose token lapses is closed with 4001.
 /// Commands are JSON text frames `{"id":…,"type":…}`; every one gets a
 /// reply with the same id, and bad input never closes the connection.
+///
+/// Events from the user's log arrive in cursor order with no gaps and no
+/// duplicates: while the socket opens or replays after `resume`, live
+/// events wait in a buffer, and every event at or below the last cursor
+/// sent is dropped.
 final class AppSocket: WebSocketEndpoint {
     unowned let api: API
     let actor: Actor
-    private var expiresAt: Int64
-    private var language: Language
+    var expiresAt: Int64
+    var language: Language
     /// Whether the client chose a language at connect (else the saved one is used).
     private let languageChosen: Bool
     private var warned = false
+    private(set) weak var connection: Connection?
+
+    enum Delivery {
+        /// Waiting for the first read (hello); live events are buffered.
+        case opening
+        /// Replaying the log after `resume`; live events are buffered.
+        case replaying
+        case live
+    }
+    private(set) var delivery = Delivery.opening
+    private var buffered: [(cursor: Int64, frame: String)] = []
+    /// The highest cursor this socket has sent (or the client said it has).
+    var lastSentCursor: Int64 = 0
+    /// Threads the user takes part in: thread id → (peer id, writable).
+    var threads: [String: (peer: String, active: Bool)] = [:]
+    /// Commands per connection (`ServerConfig.commandBurst`, `commandsPerSecond`).
+    var commandBudget: TokenBucket
+    /// When this socket last forwarded typing, per thread (loop ms).
+    var lastTyping: [String: UInt64] = [:]
+
+    var hub: MessagingHub { api.server.hub }
 
     init(api: API, actor: Actor, claims: AccessClaims, language: Language?) {
         self.api = api
@@ -26,50 +53,135 @@ final class AppSocket: WebSocketEndpoint {
         self.expiresAt = claims.expiresAt
         self.language = language ?? .english
         self.languageChosen = language != nil
+        let config = api.server.config
+        commandBudget = TokenBucket(capacity: Double(config.commandBurst), perSecond: Double(config.commandsPerSecond))
     }
 
+    // MARK: - Life cycle
+
     func opened(on connection: Connection) {
-        let accounts = api.services.accounts
+        self.connection = connection
+        hub.attach(self)
+        let services = api.services
         let userID = actor.userID
-        api.server.loop.runBlocking({ blockingResult { try accounts.user(id: userID) } }, then: { [self] result in
-            guard case .success(let user?) = result else {
+        api.server.loop.runBlocking({
+            blockingResult { () -> (UserRecord?, [(ThreadRecord, Bool)], Int64) in
+                let user = try services.accounts.user(id: userID)
+                return try services.store.writer.read { db in
+                    let threads = try Messaging.threads(db, userID: userID).map { ($0, try Messaging.isActive(db, thread: $0)) }
+                    return (user, threads, try Messaging.latestCursor(db, userID: userID))
+                }
+            }
+        }, then: { [self] result in
+            guard case .success((let user?, let threadList, let cursor)) = result else {
                 connection.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "account not found")
                 return
             }
             if !languageChosen, let saved = Language(rawValue: user.language) { language = saved }
-            send(JSON.encode(HelloEvent(user: user.view, expiresAt: expiresAt)), on: connection)
+            for (thread, active) in threadList {
+                threads[thread.id] = (thread.coachID == actor.userID ? thread.clientID : thread.coachID, active)
+            }
+            hub.announce(self, peers: Set(threads.values.filter(\.active).map(\.peer)))
+            lastSentCursor = cursor
+            send(JSON.encode(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor)))
+            goLive()
         })
     }
 
-    func handle(_ event: WebSocketEvent, on connection: Connection) {
-        guard case .text(let bytes) = event else {
-            reply(id: nil, error: APIError(.badRequest), on: connection)
-            return
-        }
-        guard let head = try? JSONDecoder().decode(CommandHead.self, from: Data(bytes)) else {
-            reply(id: nil, error: APIError(.badRequest), on: connection)
-            return
-        }
-        switch head.type {
-        case "me":
-            let accounts = api.services.accounts
-            let userID = actor.userID
-            runAndReply(id: head.id, on: connection) { () -> UserView in
-                guard let user = try accounts.user(id: userID) else { throw APIError(.unauthorized) }
-                return user.view
-            }
-        case "auth.refresh":
-            refresh(bytes, id: head.id, on: connection)
-        case nil:
-            reply(id: head.id, error: APIError(.missingField, field: "type"), on: connection)
-        default:
-            reply(id: head.id, error: APIError(.unknownCommand, field: "type"), on: connection)
+    func closed(on connection: Connection) {
+        hub.detach(self)
+    }
+
+    func tick(on connection: Connection) {
+        let now = unixNow()
+        if now >= expiresAt {
+            connection.close(CloseCode(SpotterCloseCode.tokenExpired), reason: "token expired")
+        } else if !warned, now >= expiresAt - api.server.config.tokenExpiryWarningSeconds {
+            warned = true
+            send(JSON.encode(AuthExpiringEvent(expiresAt: expiresAt, secondsLeft: Int(expiresAt - now))))
         }
     }
 
-    private func refresh(_ bytes: [UInt8], id: String?, on connection: Connection) {
-        guard let token = (try? JSONDecoder().decode(RefreshRequest.self, from: Data(bytes)))?.refreshToken, !token.isEmpty else {
-            reply(id: id, error: APIError(.missingField, field: "refresh_token"), on: connection)
+    // MARK: - Events
+
+    /// A committed event for this user.
+    func deliver(cursor: Int64, frame: String) {
+        switch delivery {
+        case .opening, .replaying:
+            buffered.append((cursor, frame))
+        case .live:
+            sendLogged(cursor: cursor, frame: frame)
+        }
+    }
+
+    func sendLogged(cursor: Int64, frame: String) {
+        guard cursor > lastSentCursor else { return }  // already sent (replay and live overlap)
+        lastSentCursor = cursor
+        send(frame)
+    }
+
+    /// Presence and typing: not logged, sent only once the socket is live.
+    func sendEphemeral(_ frame: String) {
+        if case .live = delivery { send(frame) }
+    }
+
+    func beginReplay(from cursor: Int64) {
+        delivery = .replaying
+        lastSentCursor = cursor
+    }
+
+    /// Sends what waited in the buffer and switches to live delivery.
+    func goLive() {
+        let waiting = buffered
+        buffered = []
+        delivery = .live
+        for event in waiting { sendLogged(cursor: event.cursor, frame: event.frame) }
+    }
+
+    // MARK: - Commands
+
+    func handle(_ event: WebSocketEvent, on connection: Connection) {
+        guard case .text(let bytes) = event else {
+            reply(id: nil, error: APIError(.badRequest))
+            return
+        }
+        guard let head = try? JSONDecoder().decode(CommandHead.self, from: Data(bytes)) else {
+            reply(id: nil, error: APIError(.badRequest))
+            return
+        }
+        guard commandBudget.take(now: Double(api.server.loop.nowMilliseconds) / 1000) else {
+            reply(id: head.id, error: APIError(.rateLimited, retryAfterSeconds: 1))
+            return
+        }
+        let id = head.id
+        switch head.type {
+        case "me": me(id: id)
+        case "auth.refresh": refresh(bytes, id: id)
+        case "message.send": sendMessage(bytes, id: id)
+        case "receipt.delivered": receipt(bytes, id: id, read: false)
+        case "thread.read": receipt(bytes, id: id, read: true)
+        case "threads": listThreads(id: id)
+        case "history": history(bytes, id: id)
+        case "typing": typing(bytes, id: id)
+        case "resume": resume(bytes, id: id)
+        case nil: reply(id: id, error: APIError(.missingField, field: "type"))
+        default: reply(id: id, error: APIError(.unknownCommand, field: "type"))
+        }
+    }
+
+    private func me(id: String?) {
+        let accounts = api.services.accounts
+        let userID = actor.userID
+        runAndReply(id: id) { () -> UserView in
+            guard let user = try accounts.user(id: userID) else { throw APIError(.unauthorized) }
+            return user.view
+        }
+    }
+
+    private func refresh(_ bytes: [UInt8], id: String?) {
+        guard let body = decode(RefreshRequest.self, bytes, id: id) else { return }
+        guard let token = body.refreshToken, !token.isEmpty else {
+            reply(id: id, error: APIError(.missingField, field: "refresh_token"))
             return
         }
         let services = api.services
@@ -86,44 +198,43 @@ final class AppSocket: WebSocketEndpoint {
             case .success(let session):
                 expiresAt = unixNow() + Int64(session.expiresIn)
                 warned = false
-                send(Reply.ok(id: id, resultJSON: JSON.encode(SocketRefreshResult(session: session, expiresAt: expiresAt))), on: connection)
+                send(Reply.ok(id: id, resultJSON: JSON.encode(SocketRefreshResult(session: session, expiresAt: expiresAt))))
             case .failure(let error):
-                reply(id: id, error: error, on: connection)
+                reply(id: id, error: error)
                 if error.code == .refreshTokenReused {
-                    connection.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "session revoked")
+                    connection?.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "session revoked")
                 }
             }
         })
     }
 
-    func tick(on connection: Connection) {
-        let now = unixNow()
-        if now >= expiresAt {
-            connection.close(CloseCode(SpotterCloseCode.tokenExpired), reason: "token expired")
-        } else if !warned, now >= expiresAt - api.server.config.tokenExpiryWarningSeconds {
-            warned = true
-            send(JSON.encode(AuthExpiringEvent(expiresAt: expiresAt, secondsLeft: Int(expiresAt - now))), on: connection)
+    // MARK: - Replies
+
+    /// Decodes a command body; a wrong field type is answered with `bad_request` and nil.
+    func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8], id: String?) -> T? {
+        do {
+            return try JSON.decode(type, from: bytes)
+        } catch {
+            reply(id: id, error: error)
+            return nil
         }
     }
 
-    // MARK: - Replies
-
-    private func runAndReply<T: Sendable & Encodable>(
-        id: String?, on connection: Connection, _ work: @escaping @Sendable () throws -> T
-    ) {
+    func runAndReply<T: Sendable & Encodable>(id: String?, _ work: @escaping @Sendable () throws -> T) {
         api.server.loop.runBlocking({ blockingResult(work) }, then: { [self] result in
             switch result {
-            case .success(let value): send(Reply.ok(id: id, resultJSON: JSON.encode(value)), on: connection)
-            case .failure(let error): reply(id: id, error: error, on: connection)
+            case .success(let value): send(Reply.ok(id: id, resultJSON: JSON.encode(value)))
+            case .failure(let error): reply(id: id, error: error)
             }
         })
     }
 
-    private func reply(id: String?, error: APIError, on connection: Connection) {
-        send(Reply.error(id: id, errorJSON: String(decoding: error.jsonObject(language), as: UTF8.self)), on: connection)
+    func reply(id: String?, error: APIError) {
+        send(Reply.error(id: id, errorJSON: String(decoding: error.jsonObject(language), as: UTF8.self)))
     }
 
-    private func send(_ text: String, on connection: Connection) {
+    func send(_ text: String) {
+        guard let connection else { return }
         var bytes = Array(text.utf8)
         bytes.withUnsafeBytes { _ = connection.sendMessage(.text, $0) }
     }

@@ -1,0 +1,135 @@
+import EventLoop
+import FoundationEssentials
+import GRDB
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+
+/// Who is connected, who is online, and the bridge to the store's writer.
+/// Loop thread only, except where noted.
+///
+/// Fan-out: a committed change comes back from the writer with the events
+/// it appended (one frame per user, encoded once) and is pushed to every
+/// live socket of that user. Presence and typing are ephemeral and go only
+/// to linked peers. Receipts are coalesced per (user, thread): at most one
+/// write is in flight and one waits, however fast a device acknowledges.
+final class MessagingHub {
+    unowned let server: Server
+    let writer: StoreWriter
+    private var sockets: [String: [AppSocket]] = [:]
+    /// Linked peers of each connected user (their coach, or their clients).
+    private var peers: [String: Set<String>] = [:]
+    private var pendingReceipts: [String: PendingReceipt] = [:]
+
+    init(server: Server, writer: StoreWriter) {
+        self.server = server
+        self.writer = writer
+    }
+
+    // MARK: - Writes
+
+    /// Runs `work` in the next group-commit transaction and `then` on the
+    /// loop once it has committed (or failed).
+    func write<T: Sendable>(
+        _ work: @escaping @Sendable (Database) throws -> T, then: @escaping (Result<T, APIError>) -> Void
+    ) {
+        let loop = server.loop
+        let callback = LoopBound(then, loop: loop)
+        writer.submit(work) { result in
+            let mapped = result.mapError { error in
+                (error as? APIError) ?? (error as? AccountStoreError)?.apiError ?? APIError(.internalError)
+            }
+            loop.execute { callback.value(mapped) }
+        }
+    }
+
+    /// Pushes committed events to the sockets of their users.
+    func publish(_ events: [LoggedEvent]) {
+        for event in events {
+            for socket in sockets[event.userID] ?? [] { socket.deliver(cursor: event.cursor, frame: event.frame) }
+        }
+    }
+
+    // MARK: - Presence
+
+    func isOnline(_ userID: String) -> Bool { !(sockets[userID]?.isEmpty ?? true) }
+
+    /// A socket is ready to receive events (registered before its first read,
+    /// so nothing committed in between is missed).
+    func attach(_ socket: AppSocket) {
+        sockets[socket.actor.userID, default: []].append(socket)
+    }
+
+    /// The socket's peers are known: announce the user if this is their first socket.
+    func announce(_ socket: AppSocket, peers linked: Set<String>) {
+        let userID = socket.actor.userID
+        peers[userID] = linked
+        guard sockets[userID]?.count == 1 else { return }
+        broadcastPresence(userID: userID, online: true, lastSeenAt: nil)
+    }
+
+    func detach(_ socket: AppSocket) {
+        let userID = socket.actor.userID
+        sockets[userID]?.removeAll { $0 === socket }
+        guard sockets[userID]?.isEmpty ?? false else { return }
+        sockets[userID] = nil
+        let now = unixNow()
+        broadcastPresence(userID: userID, online: false, lastSeenAt: now)
+        peers[userID] = nil
+        write({ db in try Messaging.setLastSeen(db, userID: userID, at: now) }, then: { _ in })
+    }
+
+    private func broadcastPresence(userID: String, online: Bool, lastSeenAt: Int64?) {
+        let frame = JSON.encode(PresenceEvent(userId: userID, online: online, lastSeenAt: lastSeenAt))
+        for peer in peers[userID] ?? [] {
+            for socket in sockets[peer] ?? [] { socket.sendEphemeral(frame) }
+        }
+    }
+
+    /// Typing goes to the peer's sockets only; it is never stored.
+    func typing(from userID: String, threadID: String, to peerID: String) {
+        let frame = JSON.encode(TypingEvent(threadId: threadID, userId: userID, expiresIn: 5))
+        for socket in sockets[peerID] ?? [] { socket.sendEphemeral(frame) }
+    }
+
+    // MARK: - Receipts, coalesced
+
+    private final class PendingReceipt {
+        var delivered: Int64?
+        var read: Int64?
+        var waiting: [(Result<ReceiptResult, APIError>) -> Void] = []
+        var inFlight = false
+    }
+
+    func receipt(userID: String, threadID: String, delivered: Int64?, read: Int64?,
+                 reply: @escaping (Result<ReceiptResult, APIError>) -> Void) {
+        let key = userID + "|" + threadID
+        let pending = pendingReceipts[key] ?? PendingReceipt()
+        pendingReceipts[key] = pending
+        if let delivered { pending.delivered = max(pending.delivered ?? 0, delivered) }
+        if let read { pending.read = max(pending.read ?? 0, read) }
+        pending.waiting.append(reply)
+        if !pending.inFlight { flushReceipt(key, pending, userID: userID, threadID: threadID) }
+    }
+
+    private func flushReceipt(_ key: String, _ pending: PendingReceipt, userID: String, threadID: String) {
+        let delivered = pending.delivered, read = pending.read, waiting = pending.waiting
+        pending.delivered = nil
+        pending.read = nil
+        pending.waiting = []
+        pending.inFlight = true
+        let now = unixNow()
+        write({ db in
+            try MessagingJobs.receipt(db, userID: userID, threadID: threadID, delivered: delivered, read: read, now: now)
+        }, then: { [self] result in
+            if case .success(let outcome) = result { publish(outcome.events) }
+            for reply in waiting { reply(result.map(\.result)) }
+            pending.inFlight = false
+            if pending.waiting.isEmpty {
+                pendingReceipts[key] = nil
+            } else {
+                flushReceipt(key, pending, userID: userID, threadID: threadID)
+            }
+        })
+    }
+}

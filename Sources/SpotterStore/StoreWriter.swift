@@ -1,0 +1,195 @@
+import Foundation
+import GRDB
+
+/// One dedicated thread that owns writes. Jobs submitted while a transaction runs are committed together in the
+/// next one (group commit): durability costs one commit (one WAL fsync with synchronous=FULL) per batch, not per
+/// job.
+///
+/// Each job runs in its own SAVEPOINT inside the batch transaction, so a job that throws rolls back only itself;
+/// its completion gets the error. Completions are called on the writer thread, in submission order, only after
+/// the batch transaction COMMITTED (never before: acknowledge after commit). If the COMMIT itself fails, every
+/// job of the batch gets the error.
+///
+/// Call `stop()` before dropping the writer: the thread keeps the writer alive until then.
+public final class StoreWriter: @unchecked Sendable {
+    // Everything below `condition` is guarded by it.
+    private let condition = NSCondition()
+    private var queue: [any WriterJob] = []
+    private var stopping = false
+    private var stopped = false
+    private var batches = 0
+    private var jobs = 0
+    private var thread: Thread?
+
+    private let store: Store
+    private let maxBatch: Int
+
+    public init(store: Store, maxBatch: Int = 512) {
+        self.store = store
+        self.maxBatch = max(maxBatch, 1)
+        let thread = Thread { [self] in self.run() }
+        thread.name = "spotter.store.writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Thread-safe. `work` runs on the writer thread inside the batch transaction; `completion` runs on the
+    /// writer thread after the batch committed (or failed). After `stop()`, the completion gets
+    /// `StoreWriterError.stopped` at once, on the caller's thread.
+    public func submit<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        condition.lock()
+        guard !stopping else {
+            condition.unlock()
+            completion(.failure(StoreWriterError.stopped))
+            return
+        }
+        queue.append(Job(work: work, completion: completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Finishes queued jobs, then stops the thread. Idempotent. Jobs submitted after stop get an error.
+    /// Called from the writer thread itself (in a completion), it only asks the thread to stop.
+    public func stop() {
+        condition.lock()
+        defer { condition.unlock() }
+        stopping = true
+        condition.broadcast()
+        if Thread.current === thread { return }
+        while !stopped { condition.wait() }
+    }
+
+    /// Batches committed so far (for tests and metrics).
+    public var batchesCommitted: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return batches
+    }
+
+    /// Jobs whose work succeeded in a committed batch.
+    public var jobsCommitted: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs
+    }
+
+    // MARK: The writer thread
+
+    private func run() {
+        while let batch = nextBatch() {
+            var ran = batch.count
+            var commitError: (any Error)?
+            do {
+                try store.writer.writeWithoutTransaction { db in
+                    try db.inTransaction(.immediate) {
+                        for (index, job) in batch.enumerated() {
+                            job.run(db)
+                            // SQLite may abort the whole transaction on some errors (SQLITE_FULL, IOERR…).
+                            // Later jobs must not run outside it: they go back to the queue.
+                            if !db.isInsideTransaction {
+                                ran = index + 1
+                                throw StoreWriterError.transactionAborted
+                            }
+                        }
+                        return .commit
+                    }
+                }
+            } catch {
+                commitError = error
+            }
+            let completed = batch[..<ran]
+            if ran < batch.count {
+                condition.lock()
+                queue.insert(contentsOf: batch[ran...], at: 0)
+                condition.unlock()
+            }
+            if commitError == nil {
+                let succeeded = completed.filter(\.succeeded).count
+                condition.lock()
+                batches += 1
+                jobs += succeeded
+                condition.unlock()
+            }
+            for job in completed { job.finish(commitError: commitError) }
+        }
+    }
+
+    /// Waits for jobs; nil once stopping and the queue is drained.
+    private func nextBatch() -> [any WriterJob]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !stopping { condition.wait() }
+        if queue.isEmpty {
+            stopped = true
+            condition.broadcast()
+            return nil
+        }
+        let count = min(queue.count, maxBatch)
+        let batch = Array(queue[..<count])
+        queue.removeFirst(count)
+        return batch
+    }
+}
+
+public enum StoreWriterError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The writer was stopped before the job was submitted.
+    case stopped
+    /// SQLite rolled the batch transaction back on its own; nothing of the batch was committed.
+    case transactionAborted
+
+    public var description: String {
+        switch self {
+        case .stopped: return "the store writer is stopped"
+        case .transactionAborted: return "the batch transaction was aborted"
+        }
+    }
+}
+
+private protocol WriterJob {
+    /// Runs the work in its own savepoint and keeps its result.
+    func run(_ db: Database)
+    /// Whether the work returned (rather than threw).
+    var succeeded: Bool { get }
+    /// Calls the completion: with the kept result, or with `commitError` if the batch did not commit.
+    func finish(commitError: (any Error)?)
+}
+
+/// Used only on the writer thread once submitted.
+private final class Job<T: Sendable>: WriterJob {
+    let work: @Sendable (Database) throws -> T
+    let completion: @Sendable (Result<T, any Error>) -> Void
+    var result: Result<T, any Error>?
+
+    init(work: @escaping @Sendable (Database) throws -> T,
+         completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        self.work = work
+        self.completion = completion
+    }
+
+    func run(_ db: Database) {
+        do {
+            var value: T?
+            try db.inSavepoint {
+                value = try work(db)
+                return .commit
+            }
+            result = value.map { .success($0) } ?? .failure(StoreWriterError.transactionAborted)
+        } catch {
+            result = .failure(error)
+        }
+    }
+
+    var succeeded: Bool {
+        if case .success = result { return true }
+        return false
+    }
+
+    func finish(commitError: (any Error)?) {
+        if let commitError {
+            completion(.failure(commitError))
+        } else {
+            completion(result ?? .failure(StoreWriterError.transactionAborted))
+        }
+    }
+}

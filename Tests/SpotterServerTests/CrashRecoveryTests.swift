@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// An acknowledged message survives `kill -9`: a burst of sends from
+/// several clients, SIGKILL mid-burst, restart; every acked message is in
+/// history exactly once, and resume delivers what a device missed.
+@Suite("Crash recovery", .serialized, .tags(.slow))
+struct CrashRecoveryTests {
+    @Test func ackedMessagesSurviveKill9AndResumeCatchesUp() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-kill9-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var server = try ServerProcess(dataDirectory: directory)
+        var api = APIClient(port: server.port)
+        let coach = try api.signUp(role: "coach", name: "Coach", email: "coach@crash.test")
+        var clients: [(access: String, refresh: String, id: String)] = []
+        var threads: [String] = []
+        for index in 0..<3 {
+            let client = try api.signUp(role: "client", name: "Client \(index)", email: "c\(index)@crash.test")
+            let link = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+            clients.append(client)
+            threads.append(try #require(link.string("thread_id")))
+        }
+        // The coach's phone saw everything up to here, then lost signal.
+        let coachPhone = try SpotterSocket(port: server.port, token: coach.access)
+        let coachCursor = coachPhone.helloCursor
+        coachPhone.close()
+
+        // Three clients send as fast as acks come back; SIGKILL lands mid-burst.
+        let acked = Mutex<[String: Int]>([:])  // client_message_id → seq
+        let group = DispatchGroup()
+        for index in 0..<3 {
+            let socket = try SpotterSocket(port: server.port, token: clients[index].access)
+            let thread = threads[index]
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for n in 1...100_000 {
+                    let id = "c\(index)-\(n)"
+                    guard let reply = try? socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "burst \(n)"]),
+                          reply["ok"] as? Bool == true, let seq = (reply["result"] as? [String: Any])?["seq"] as? Int
+                    else { return }
+                    acked.withLock { $0[id] = seq }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 1.0)
+        server.stop(signal: SIGKILL)
+        group.wait()
+        let ackedNow = acked.withLock { $0 }
+        #expect(ackedNow.count > 30, "too few messages acknowledged before the kill: \(ackedNow.count)")
+
+        server = try ServerProcess(dataDirectory: directory)
+        defer { #expect(server.stop() == 0, "SIGTERM must end the server cleanly") }
+        api = APIClient(port: server.port)
+        var total = 0
+        for index in 0..<3 {
+            let socket = try SpotterSocket(port: server.port, token: clients[index].access)
+            var messages: [[String: Any]] = []
+            var before: Int?
+            repeat {
+                var fields: [String: Any] = ["thread_id": threads[index], "limit": 100]
+                if let before { fields["before_seq"] = before }
+                let page = try socket.result("history", fields)
+                let batch = page["messages"] as? [[String: Any]] ?? []
+                messages += batch
+                before = (page["has_more"] as? Bool == true) ? batch.last?["seq"] as? Int : nil
+            } while before != nil
+            let ids = messages.compactMap { $0["client_message_id"] as? String }
+            let seqs = messages.compactMap { $0["seq"] as? Int }.sorted()
+            #expect(Set(ids).count == ids.count, "client \(index): a message is stored twice")
+            #expect(seqs == Array(1...max(1, seqs.count)).prefix(seqs.count).map { $0 }, "client \(index): seq has gaps")
+            let mine = ackedNow.filter { $0.key.hasPrefix("c\(index)-") }
+            let stored = Dictionary(uniqueKeysWithValues: zip(ids, messages.compactMap { $0["seq"] as? Int }))
+            for (id, seq) in mine {
+                #expect(stored[id] == seq, "acked \(id) (seq \(seq)) lost or moved")
+            }
+            total += messages.count
+            // A retry after a lost ack returns the original, creates nothing.
+            if let last = mine.max(by: { $0.value < $1.value }) {
+                let retry = try socket.result("message.send", ["thread_id": threads[index], "client_message_id": last.key, "text": "burst"])
+                #expect(retry["seq"] as? Int == last.value)
+            }
+        }
+
+        // The coach comes back and resumes from the old cursor: every message, once, in order.
+        let back = try SpotterSocket(port: server.port, token: coach.access)
+        let reply = try back.command("resume", ["cursor": coachCursor])
+        #expect(reply["ok"] as? Bool == true, "\(reply)")
+        let events = back.drain(for: 0.5).filter { $0["type"] as? String != "live" }
+        let cursors = events.compactMap { $0["cursor"] as? Int }
+        #expect(cursors.first == coachCursor + 1)
+        #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $1 == $0 + 1 }, "gaps or duplicates in the replay")
+        let replayedMessages = events.filter { $0["type"] as? String == "message" }.count
+        #expect(replayedMessages == total, "replayed \(replayedMessages) of \(total) messages")
+    }
+}
+
+extension Tag {
+    @Tag static var slow: Self
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The real `spotter` binary in a child process, for crash tests.
+public final class ServerProcess {
+    public let process = Process()
+    public let port: Int
+    public let dataDirectory: String
+
+    /// The `spotter` executable built next to the test bundle (or `SPOTTER_BINARY`).
+    public static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["SPOTTER_BINARY"] { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("spotter")
+    }
+
+    /// Starts `spotter serve` on a free port and waits until `/healthz` answers.
+    public init(dataDirectory: String, arguments: [String] = []) throws {
+        self.dataDirectory = dataDirectory
+        port = try Self.freePort()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory, "--log-level", "warning"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice  // a child must not hold the test runner's pipes open
+        try process.run()
+        for _ in 0..<100 {
+            if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz"))?.status == 200 { return }
+            guard process.isRunning else { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        process.terminate()
+        throw BlockingSocket.Failure(description: "spotter did not start on port \(port)")
+    }
+
+    /// Sends `signal` and waits for the process to end; returns its status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM) -> Int32 {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw BlockingSocket.Failure(description: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
