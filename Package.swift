@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "spotter", targets: ["spotter"]),
         .executable(name: "spotter-echo-bench", targets: ["EchoBench"]),
+        .executable(name: "spotter-load", targets: ["LoadGenerator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -79,6 +80,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "LoadTests/EchoBench"
+        ),
+
+        // The load generator: thousands of real sockets speaking Spotter's protocol.
+        .executableTarget(
+            name: "LoadGenerator",
+            dependencies: [
+                "EventLoop", "WebSocket",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "LoadTests/LoadGenerator"
         ),
 
         // Shared test helpers: a small blocking WebSocket/HTTP client and a

@@ -185,3 +185,48 @@ public struct ClientListingView: Codable, Sendable, Equatable {
         case threadId = "thread_id"
     }
 }
+
+// MARK: - Load-test provisioning (admin only)
+
+/// `POST /v1/admin/provision`: coaches with linked clients, for load tests.
+public struct ProvisionRequest: Codable, Sendable, Equatable {
+    public var coaches: Int?
+    public var clientsPerCoach: Int?
+    public var password: String?
+    enum CodingKeys: String, CodingKey {
+        case coaches, password
+        case clientsPerCoach = "clients_per_coach"
+    }
+}
+
+/// One provisioned account with a ready access token.
+public struct ProvisionedAccount: Codable, Sendable, Equatable {
+    public var id: String
+    public var accessToken: String
+    /// For clients: their coach and thread.
+    public var coachId: String?
+    public var threadId: String?
+    public init(id: String, accessToken: String, coachId: String?, threadId: String?) {
+        self.id = id
+        self.accessToken = accessToken
+        self.coachId = coachId
+        self.threadId = threadId
+    }
+    enum CodingKeys: String, CodingKey {
+        case id
+        case accessToken = "access_token"
+        case coachId = "coach_id"
+        case threadId = "thread_id"
+    }
+}
+
+public struct ProvisionResult: Codable, Sendable, Equatable {
+    public var batch: String
+    public var coaches: [ProvisionedAccount]
+    public var clients: [ProvisionedAccount]
+    public init(batch: String, coaches: [ProvisionedAccount], clients: [ProvisionedAccount]) {
+        self.batch = batch
+        self.coaches = coaches
+        self.clients = clients
+    }
+}

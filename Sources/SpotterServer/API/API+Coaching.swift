@@ -108,6 +108,42 @@ extension API {
         }
     }
 
+    /// Load-test setup (admin only): up to 20,000 accounts per call, all
+    /// sharing one password, each returned with an access token so that
+    /// thousands of sockets can connect without thousands of sign-ins.
+    func provision(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
+        let body = try JSON.decode(ProvisionRequest.self, from: request.body)
+        guard let coaches = body.coaches else { throw APIError(.missingField, field: "coaches") }
+        let perCoach = body.clientsPerCoach ?? 1
+        guard (1...20_000).contains(coaches) else { throw APIError(.outOfRange, field: "coaches") }
+        guard (0...1000).contains(perCoach), coaches * (perCoach + 1) <= 20_000 else {
+            throw APIError(.outOfRange, field: "clients_per_coach")
+        }
+        let password = body.password ?? SecureRandom.token()
+        try AccountRules.checkPassword(password, confirmation: password)
+        let services = self.services
+        run(status: 201, language, respond) { () -> ProvisionResult in
+            let now = unixNow()
+            let batch = String(SecureRandom.uuid().prefix(8))
+            let created = try services.accounts.provisionLoadAccounts(
+                batch: batch, coaches: coaches, clientsPerCoach: perCoach, passwordHash: services.hasher.hash(password),
+                now: now, makeID: { SecureRandom.uuid() })
+            func token(_ id: String, _ role: Role) -> String {
+                services.signer.sign(AccessClaims(
+                    subject: id, role: role, sessionID: "provisioned-" + batch, issuedAt: now, expiresAt: now + services.accessLifetime))
+            }
+            return ProvisionResult(
+                batch: batch,
+                coaches: created.map { ProvisionedAccount(id: $0.coachID, accessToken: token($0.coachID, .coach), coachId: nil, threadId: nil) },
+                clients: created.flatMap { coach in
+                    coach.clients.map {
+                        ProvisionedAccount(id: $0.clientID, accessToken: token($0.clientID, .client), coachId: coach.coachID, threadId: $0.threadID)
+                    }
+                })
+        }
+    }
+
     func coachClients(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canListOwnClients(actor) else { throw APIError(.forbidden) }
         let services = self.services

@@ -80,6 +80,8 @@ final class API {
             return handle { actor, respond in
                 try self.listChangeRequests(request, actor!, language, respond)
             }
+        case ("POST", "admin/provision"):
+            return handle { actor, respond in try self.provision(request, actor!, language, respond) }
         case ("POST", _) where parts.count == 5 && parts[1] == "admin" && parts[2] == "coach-change-requests"
             && (parts[4] == "approve" || parts[4] == "reject"):
             return handle { actor, respond in
@@ -90,7 +92,7 @@ final class API {
         default:
             let known = ["auth/signup", "auth/signin", "auth/refresh", "auth/signout", "auth/otp/request",
                          "auth/otp/verify", "me", "me/language", "me/onboarding", "coaches", "me/coach", "me/coach-change-requests",
-                         "coach/clients", "admin/coach-change-requests"]
+                         "coach/clients", "admin/coach-change-requests", "admin/provision"]
             if known.contains(parts.dropFirst().joined(separator: "/")) { return fail(APIError(.methodNotAllowed)) }
             return fail(APIError(.notFound))
         }

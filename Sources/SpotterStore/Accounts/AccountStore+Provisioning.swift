@@ -1,0 +1,53 @@
+import GRDB
+
+/// One coach and their provisioned clients, for load tests.
+public struct ProvisionedCoach: Sendable, Equatable {
+    public var coachID: String
+    /// (client id, thread id) pairs.
+    public var clients: [(clientID: String, threadID: String)]
+
+    public static func == (lhs: ProvisionedCoach, rhs: ProvisionedCoach) -> Bool {
+        lhs.coachID == rhs.coachID && lhs.clients.elementsEqual(rhs.clients) { $0 == $1 }
+    }
+}
+
+extension AccountStore {
+    /// Creates `coaches` coaches with `clientsPerCoach` linked clients each,
+    /// their threads included, in one transaction. Every account gets the
+    /// same password hash (hashing thousands of passwords would dominate a
+    /// load test's setup). Emails are `load-<batch>-coach<i>@load.test` and
+    /// `load-<batch>-client<i>-<j>@load.test`. `makeID` supplies fresh ids.
+    public func provisionLoadAccounts(
+        batch: String, coaches: Int, clientsPerCoach: Int, passwordHash: String, now: Int64,
+        makeID: @Sendable () -> String
+    ) throws -> [ProvisionedCoach] {
+        try writer.write { db in
+            let insertUser = try db.makeStatement(sql: """
+                INSERT INTO "user" (id, role, fullName, email, passwordHash, createdAt, onboardingCompleted)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            let insertCoach = try db.makeStatement(sql: "INSERT INTO coach (userId) VALUES (?)")
+            let insertLink = try db.makeStatement(sql: "INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)")
+            let insertThread = try db.makeStatement(sql: "INSERT INTO thread (id, coachId, clientId, createdAt) VALUES (?, ?, ?, ?)")
+            var result: [ProvisionedCoach] = []
+            result.reserveCapacity(coaches)
+            for c in 0..<coaches {
+                let coachID = makeID()
+                try insertUser.execute(arguments: [coachID, "coach", "Load Coach \(c)", "load-\(batch)-coach\(c)@load.test", passwordHash, now, 0])
+                try insertCoach.execute(arguments: [coachID])
+                var clients: [(clientID: String, threadID: String)] = []
+                for k in 0..<clientsPerCoach {
+                    let clientID = makeID(), threadID = makeID()
+                    try insertUser.execute(arguments: [
+                        clientID, "client", "Load Client \(c)-\(k)", "load-\(batch)-client\(c)-\(k)@load.test", passwordHash, now, 1,
+                    ])
+                    try insertLink.execute(arguments: [clientID, coachID, now])
+                    try insertThread.execute(arguments: [threadID, coachID, clientID, now])
+                    clients.append((clientID, threadID))
+                }
+                result.append(ProvisionedCoach(coachID: coachID, clients: clients))
+            }
+            return result
+        }
+    }
+}
