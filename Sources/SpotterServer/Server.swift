@@ -1,6 +1,7 @@
 import EventLoop
 import Logging
 import SpotterCore
+import GRDB
 import SpotterProtocol
 import SpotterStore
 import WebSocket
@@ -31,6 +32,7 @@ public final class Server: @unchecked Sendable {
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
+    private var pruneTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
     private var connections: [UInt64: Connection] = [:]
     private var nextConnectionID: UInt64 = 1
@@ -79,6 +81,10 @@ public final class Server: @unchecked Sendable {
         let timer = Timer(loop: loop)
         timer.start(after: 1000, repeat: 1000) { [unowned self] in sweep() }
         sweepTimer = timer
+        let prune = Timer(loop: loop)
+        let pruneMs = UInt64(max(1, config.eventPruneIntervalSeconds)) * 1000
+        prune.start(after: pruneMs, repeat: pruneMs) { [unowned self] in pruneEventLog() }
+        pruneTimer = prune
         if handleSignals {
             // A parent may have started us with these blocked (a test
             // runner's thread did); a server that ignores SIGTERM cannot be stopped.
@@ -148,6 +154,15 @@ public final class Server: @unchecked Sendable {
         actionBuffer = buffer
     }
 
+    /// Drops events past the retention (keeping each user's newest), on the writer thread.
+    private func pruneEventLog() {
+        let cutoff = unixNow() - config.eventRetentionSeconds
+        let keep = config.keepEventsPerUser
+        hub.write({ db in try Messaging.pruneEvents(db, olderThan: cutoff, keepAtLeast: keep) }, then: { [logger] result in
+            if case .success(let count) = result, count > 0 { logger.info("pruned event log", metadata: ["events": "\(count)"]) }
+        })
+    }
+
     private func sweep() {
         let now = loop.nowMilliseconds
         api.pruneLimiters()
@@ -169,7 +184,11 @@ public final class Server: @unchecked Sendable {
         logger.info("draining", metadata: ["open": "\(connections.count)"])
         // Check the drain more often than the sweep does.
         sweepTimer?.start(after: 50, repeat: 50) { [unowned self] in sweep() }
-        for connection in connections.values { connection.close(.goingAway, reason: "server shutting down") }
+        // Each client is told to wait a different 1-10 s, so a restart does
+        // not bring every phone back in the same millisecond.
+        for connection in connections.values {
+            connection.close(.goingAway, reason: "server restarting; retry_after_ms=\(Int.random(in: 1000...10_000))")
+        }
         if connections.isEmpty { finishShutdown() }
     }
 
@@ -179,6 +198,7 @@ public final class Server: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         sweepTimer?.close()
+        pruneTimer?.close()
         for watcher in signalWatchers { watcher.close() }
         loop.stop()
     }

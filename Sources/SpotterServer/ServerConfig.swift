@@ -55,6 +55,13 @@ public struct ServerConfig: Sendable {
     public var commandBurst = 60
     public var commandsPerSecond = 30
 
+    /// The per-user event log keeps 30 days, and always each user's newest
+    /// 1,000 events; a `resume` from an older cursor gets `cursor_expired`.
+    public var eventRetentionSeconds: Int64 = 30 * 24 * 3600
+    public var keepEventsPerUser = 1000
+    /// How often old events are pruned.
+    public var eventPruneIntervalSeconds = 600
+
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15
 

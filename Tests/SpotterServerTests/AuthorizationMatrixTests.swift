@@ -38,6 +38,7 @@ struct AuthorizationMatrixTests {
                  name: "approve change"),
             Case(method: "POST", path: { _ in "/v1/admin/coach-change-requests/no-such-request/reject" }, allowed: [.admin],
                  name: "reject change"),
+            Case(method: "POST", path: { _ in "/v1/admin/provision" }, body: ["coaches": 0], allowed: [.admin], name: "provision load accounts"),
             Case(method: "GET", path: { "/v1/clients/\($0.clientA.id)/profile" }, allowed: [.clientA, .coachX, .admin],
                  name: "client A's profile"),
             Case(method: "GET", path: { "/v1/clients/\($0.clientB.id)/profile" }, allowed: [.clientB, .coachY, .admin],

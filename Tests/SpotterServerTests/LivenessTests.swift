@@ -87,7 +87,17 @@ struct LivenessTests {
         client.send(text: "hello")
         #expect(try client.next() == .text(Array("hello".utf8)))
         server.server.requestShutdown()
-        #expect(try client.awaitClose() == .some(.goingAway))
+        var reason = ""
+        while let event = try client.next() {
+            if case .close(let code, let text) = event {
+                #expect(code == .goingAway)
+                reason = text
+                break
+            }
+        }
+        // A jittered reconnect hint, 1-10 s.
+        let hint = Int(reason.split(separator: "=").last ?? "") ?? 0
+        #expect(reason.hasPrefix("server restarting; retry_after_ms=") && (1000...10_000).contains(hint), "\(reason)")
         client.send(.close, FrameEncoder.closePayload(.goingAway))
         #expect(try client.next() == nil)  // the server's FIN
         client.socket.close()  // as a real client does on FIN

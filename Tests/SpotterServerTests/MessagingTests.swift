@@ -209,6 +209,25 @@ struct MessagingTests {
         #expect(try client.command("threads")["ok"] as? Bool == true)
     }
 
+    @Test func aCursorPrunedFromTheLogGetsCursorExpired() throws {
+        let chat = try ChatFixture {
+            $0.eventRetentionSeconds = 0
+            $0.keepEventsPerUser = 1
+            $0.eventPruneIntervalSeconds = 1
+        }
+        defer { chat.server.stop() }
+        let coach = try chat.socket(chat.fixture.coachX.access)
+        let client = try chat.socket(chat.fixture.clientA.access)
+        for n in 1...3 { _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "p\(n)", "text": "p\(n)"]) }
+        let latest = try coach.result("threads")["cursor"] as? Int ?? 0
+        Thread.sleep(forTimeInterval: 2.5)  // a prune pass ran
+        let reply = try coach.command("resume", ["cursor": 0])
+        #expect((reply["error"] as? [String: Any])?["code"] as? String == "cursor_expired")
+        // The newest event is kept: resuming from just before it still works.
+        let recent = try coach.command("resume", ["cursor": latest - 1])
+        #expect(recent["ok"] as? Bool == true, "\(recent)")
+    }
+
     @Test func aCursorOlderThanTheLogIsRefused() throws {
         let chat = try ChatFixture()
         defer { chat.server.stop() }
