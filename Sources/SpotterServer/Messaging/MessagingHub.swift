@@ -63,6 +63,7 @@ final class MessagingHub {
     /// The socket's peers are known: announce the user if this is their first socket.
     func announce(_ socket: AppSocket, peers linked: Set<String>) {
         let userID = socket.actor.userID
+        guard sockets[userID]?.contains(where: { $0 === socket }) ?? false else { return }  // closed while opening
         peers[userID] = linked
         guard sockets[userID]?.count == 1 else { return }
         broadcastPresence(userID: userID, online: true, lastSeenAt: nil)
