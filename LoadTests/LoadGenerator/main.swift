@@ -1,1 +1,191 @@
-print("spotter-load: under construction")
+import ArgumentParser
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `spotter-load`: Spotter's load generator. Thousands of real `/v1/ws`
+/// sockets on one libuv loop (the project's EventLoop and WebSocket modules
+/// in client mode), speaking the real protocol. See LoadTests/README.md.
+struct SpotterLoad: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "spotter-load",
+        abstract: "Load generator for `spotter serve`: chat, idle, fan-in, reconnect and ceiling scenarios.",
+        discussion: """
+            Signs in as an admin, provisions accounts with POST /v1/admin/provision, \
+            opens one socket per account and runs one scenario. Writes the result as \
+            JSON (--json) and a Markdown section (--markdown). Exit status 1 if any \
+            error was counted (lost or duplicated messages, cursor gaps, failed connects, \
+            command errors, drops).
+            """
+    )
+
+    enum Scenario: String, ExpressibleByArgument, CaseIterable { case chat, idle, fanin, reconnect, ceiling }
+
+    @Argument(help: "chat | idle | fanin | reconnect | ceiling")
+    var scenario: Scenario
+
+    @Option(help: ArgumentHelp("Server address (numeric IPv4).", valueName: "address"))
+    var urlHost = "127.0.0.1"
+    @Option(help: "Server port.")
+    var port: Int
+    @Option(help: ArgumentHelp("Server process to sample (RSS, CPU from /proc).", valueName: "pid"))
+    var serverPid: Int32?
+    @Option(help: "Admin account used for provisioning.")
+    var adminEmail: String
+    @Option(help: "Its password (or set SPOTTER_LOAD_ADMIN_PASSWORD).")
+    var adminPassword: String?
+
+    @Option(help: "chat, reconnect, ceiling: coach–client pairs (two sockets each).")
+    var pairs = 5000
+    @Option(help: "idle: sockets (half coaches, half clients).")
+    var sockets = 10000
+    @Option(help: "fanin: coaches.")
+    var coaches = 50
+    @Option(help: "fanin: clients per coach.")
+    var clientsPerCoach = 200
+
+    @Option(help: "Aggregate messages/s (chat, reconnect; the first step of ceiling; clients' total in fanin). Default 10000, fanin 1000, ceiling 500.")
+    var rate: Double?
+    @Option(help: ArgumentHelp("Measured window (chat, fanin, each ceiling step; reconnect: traffic after everyone resumed).", valueName: "seconds"))
+    var duration: Double = 60
+    @Option(help: ArgumentHelp("Traffic before the window (reconnect: before the drop).", valueName: "seconds"))
+    var warmup: Double = 3
+    @Option(help: ArgumentHelp("idle: how long the sockets are held.", valueName: "seconds"))
+    var hold: Double = 60
+    @Option(help: ArgumentHelp("After the window: time allowed for the last acks and deliveries.", valueName: "seconds"))
+    var grace: Double = 10
+    @Option(help: ArgumentHelp("reconnect: each socket comes back after a random delay in [0, jitter].", valueName: "seconds"))
+    var jitter: Double = 2
+    @Option(help: "fanin: commands per second each coach spends (thread.read + a reply per thread with news).")
+    var coachCommandsPerSecond: Double = 20
+    @Option(help: "ceiling: rate added per step (the next step is the larger of rate + step and rate × factor).")
+    var ceilingStep: Double = 0
+    @Option(help: "ceiling: rate multiplied per step.")
+    var ceilingFactor: Double = 1.5
+    @Option(help: "ceiling: highest rate tried.")
+    var ceilingMax: Double = 60000
+    @Option(help: "ceiling: a step fails above this p99 (send→ack or send→peer).")
+    var ceilingP99Ms: Double = 50
+    @Option(help: ArgumentHelp("ceiling: traffic before each step's window.", valueName: "seconds"))
+    var stepWarmup: Double = 2
+
+    @Option(help: "Spread sockets over 127.0.0.1...127.0.0.N (socket i binds 127.0.0.(1 + i % N)).")
+    var sourceAddresses = 16
+    @Option(help: "Connects (up to hello) in flight at once.")
+    var maxPendingConnects = 200
+    @Option(help: ArgumentHelp("Give up on a connect that has no hello after this long.", valueName: "seconds"))
+    var connectTimeout: Double = 15
+    @Option(help: "A socket with this many unanswered sends is skipped by the pacer (counted).")
+    var maxPendingPerSocket = 50
+    @Option(help: ArgumentHelp("Hard bound on the whole run after setup.", valueName: "seconds"))
+    var maxRunSeconds: Double = 600
+    @Option(help: ArgumentHelp("Write the result as JSON here.", valueName: "path"))
+    var json: String?
+    @Option(help: ArgumentHelp("Write a Markdown section here.", valueName: "path"))
+    var markdown: String?
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1...65535") }
+        guard pairs >= 1, sockets >= 2, coaches >= 1, clientsPerCoach >= 1 else { throw ValidationError("counts must be positive") }
+        guard (1...254).contains(sourceAddresses) else { throw ValidationError("--source-addresses must be 1...254") }
+        guard duration > 0, hold >= 0, warmup >= 0, grace >= 0, jitter >= 0 else { throw ValidationError("times must not be negative") }
+        if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+        guard ceilingStep > 0 || ceilingFactor > 1 else { throw ValidationError("ceiling needs --ceiling-step > 0 or --ceiling-factor > 1") }
+    }
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let fileLimit = raiseOpenFileLimit()
+        let password = adminPassword ?? (getenv("SPOTTER_LOAD_ADMIN_PASSWORD").map { String(cString: $0) } ?? "")
+        let socketCount: Int
+        let plan: (coaches: Int, perCoach: Int)
+        switch scenario {
+        case .chat, .reconnect, .ceiling: plan = (pairs, 1); socketCount = 2 * pairs
+        case .idle: plan = (sockets / 2, 1); socketCount = 2 * (sockets / 2)
+        case .fanin: plan = (coaches, clientsPerCoach); socketCount = coaches * (clientsPerCoach + 1)
+        }
+        if UInt64(socketCount) + 64 > fileLimit {
+            throw ValidationError("\(socketCount) sockets need more file descriptors than the limit \(fileLimit)")
+        }
+        let defaultRate = scenario == .fanin ? 1000.0 : scenario == .ceiling ? 500.0 : 10000.0
+        let config = LoadConfig(
+            scenario: scenario.rawValue, host: urlHost, port: port, serverPID: serverPid, sockets: socketCount,
+            coaches: plan.coaches, clientsPerCoach: plan.perCoach, rate: rate ?? defaultRate, duration: duration,
+            warmup: warmup, hold: hold, grace: grace, jitter: jitter, coachCommandsPerSecond: coachCommandsPerSecond,
+            ceilingStep: ceilingStep, ceilingFactor: ceilingFactor, ceilingMax: ceilingMax, ceilingP99Micros: UInt64(ceilingP99Ms * 1000),
+            stepWarmup: stepWarmup, sourceAddresses: sourceAddresses, maxPendingConnects: maxPendingConnects,
+            connectTimeout: connectTimeout, maxPendingPerSocket: maxPendingPerSocket, maxRunSeconds: maxRunSeconds)
+        let perSocketRate = scenario == .fanin ? config.rate / Double(max(1, plan.coaches * plan.perCoach)) : config.rate / Double(socketCount)
+        if perSocketRate > 25 || (scenario == .ceiling && config.ceilingMax / Double(socketCount) > 25) {
+            throw ValidationError("that is more than 25 sends/s per socket; the server allows 30 (use more pairs)")
+        }
+        if let pid = serverPid, ProcessProbe(pid: pid).residentBytes() == nil {
+            throw ValidationError("cannot read /proc/\(pid)/status: is --server-pid right?")
+        }
+
+        let startedAt = utcTimestamp()
+        let load = loadAverage()
+        let setupStart = monotonicNanos()
+        progress("\(scenario.rawValue): signing in as \(adminEmail), provisioning \(plan.coaches) coaches × \(plan.perCoach) clients")
+        let adminToken = try Setup.signIn(host: urlHost, port: port, email: adminEmail, password: password)
+        let accounts = try Setup.provision(
+            host: urlHost, port: port, adminToken: adminToken, coaches: plan.coaches, clientsPerCoach: plan.perCoach,
+            password: "load-" + String(UInt64.random(in: 0...UInt64.max), radix: 36))
+        var result = ScenarioResult(
+            scenario: scenario.rawValue, startedAt: startedAt, loadAverageBefore: load,
+            commandLine: CommandLine.arguments.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "), config: config)
+        result.setupSeconds = seconds(setupStart, monotonicNanos())
+        progress("provisioned \(accounts.coaches.count + accounts.clients.count) accounts in \(fixed(result.setupSeconds, 1)) s")
+
+        let runner = try Runner(config: config, accounts: accounts, result: result)
+        runner.run { [unowned runner] in
+            switch scenario {
+            case .chat: runner.runChat()
+            case .idle: runner.runIdle()
+            case .fanin: runner.runFanIn()
+            case .reconnect: runner.runReconnect()
+            case .ceiling: runner.runCeiling()
+            }
+        }
+        result = runner.result
+        if result.errors == nil { result.errors = runner.errorSummary() }
+        let text = result.markdown
+        print(text)
+        if let json { try result.writeJSON(to: json) }
+        if let markdown { try writeFile(markdown, Array(text.utf8)) }
+        if (result.errors?.total ?? 0) > 0 { throw ExitCode(1) }
+    }
+}
+
+/// One run's settings; written into the JSON result.
+struct LoadConfig: Codable {
+    var scenario: String
+    var host: String
+    var port: Int
+    var serverPID: Int32?
+    var sockets: Int
+    var coaches: Int
+    var clientsPerCoach: Int
+    var rate: Double
+    var duration: Double
+    var warmup: Double
+    var hold: Double
+    var grace: Double
+    var jitter: Double
+    var coachCommandsPerSecond: Double
+    var ceilingStep: Double
+    var ceilingFactor: Double
+    var ceilingMax: Double
+    var ceilingP99Micros: UInt64
+    var stepWarmup: Double
+    var sourceAddresses: Int
+    var maxPendingConnects: Int
+    var connectTimeout: Double
+    var maxPendingPerSocket: Int
+    var maxRunSeconds: Double
+
+    var hostHeader: String { "\(host):\(port)" }
+}
+
+SpotterLoad.main()

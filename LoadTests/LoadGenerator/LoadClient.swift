@@ -1,0 +1,353 @@
+import EventLoop
+import FoundationEssentials
+import WebSocket
+
+/// One signed-in user's socket on `/v1/ws`, on the runner's loop. Loop thread only.
+///
+/// connect → upgrade (token in the query) → `hello` (its cursor starts the
+/// consecutive-cursor check) → open. After a drop it reconnects and sends
+/// `resume` from the last cursor it processed; until the reply arrives,
+/// events that do not continue the cursor exactly are the overlap between
+/// live delivery and the replay and are discarded (counted).
+final class LoadClient {
+    enum State { case idle, connecting, upgrading, waitingHello, open, failed, closed }
+
+    struct PendingSend {
+        var sentAt: UInt64
+        var thread: Int
+        var frame: [UInt8]
+    }
+
+    let index: Int
+    let isCoach: Bool
+    let userID: String
+    let token: String
+    unowned let runner: Runner
+    private(set) var state: State = .idle
+    private(set) var startedAtMs: UInt64 = 0
+    private(set) var startedAtNanos: UInt64 = 0
+    private var tcp: TCPConnection?
+    private var session: WebSocketSession
+    private var key = ""
+    private var head: [UInt8] = []
+    /// Highest cursor processed; -1 before the first hello.
+    private(set) var lastCursor: Int64 = -1
+    /// A `resume` is outstanding.
+    private(set) var resuming = false
+    private(set) var connects = 0
+    /// Threads this user takes part in (runner indexes).
+    var threads: [Int] = []
+    /// Sends without a reply yet, by their number.
+    private(set) var pending: [UInt64: PendingSend] = [:]
+    private var nextSend: UInt64 = 0
+    private var nextCommand: UInt64 = 0
+    /// The latest total_unread this user got in an `unread` event.
+    private(set) var lastTotalUnread: Int64?
+    /// Message contents seen (sender index << 32 | number), to catch a message stored twice.
+    private var seenContent: Set<UInt64> = []
+    var trackContent = false
+    /// Frames the server sent that this client answered itself (pongs to keepalive pings).
+    private(set) var pongsSent = 0
+    static let padding = Array("-spotter-load-chat-message".utf8)
+
+    init(index: Int, isCoach: Bool, userID: String, token: String, runner: Runner) {
+        self.index = index
+        self.isCoach = isCoach
+        self.userID = userID
+        self.token = token
+        self.runner = runner
+        session = WebSocketSession(role: .client, maxMessageBytes: 1 << 22, maskSeed: UInt64(index + 1) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    var isOpen: Bool { state == .open }
+    var isLive: Bool { state == .open && !resuming }
+    var isPending: Bool { state == .connecting || state == .upgrading || state == .waitingHello }
+    var pendingCount: Int { pending.count }
+
+    // MARK: - Connect
+
+    func connect(to address: SocketAddress, from source: SocketAddress?) {
+        state = .connecting
+        startedAtMs = runner.loop.nowMilliseconds
+        startedAtNanos = monotonicNanos()
+        head = []
+        connects += 1
+        var generator = SystemRandomNumberGenerator()
+        key = Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        session = WebSocketSession(role: .client, maxMessageBytes: 1 << 22, maskSeed: generator.next())
+        TCPConnection.connect(loop: runner.loop, to: address, from: source) { [unowned self] result in
+            switch result {
+            case .failure(let error):
+                fail("connect: \(error.name)")
+            case .success(let tcp):
+                guard state == .connecting else { tcp.close(); return }
+                upgrade(tcp)
+            }
+        }
+    }
+
+    private func upgrade(_ tcp: TCPConnection) {
+        self.tcp = tcp
+        state = .upgrading
+        tcp.onRead = { [unowned self] bytes in didRead(bytes) }
+        tcp.onEnd = { [unowned self] error in peerEnded(error) }
+        tcp.onClose = { [unowned self, weak tcp] in didClose(tcp) }
+        let request = "GET /v1/ws?access_token=\(token) HTTP/1.1\r\n"
+            + "Host: \(runner.config.hostHeader)\r\n"
+            + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: spotter.v1\r\n\r\n"
+        tcp.send(Array(request.utf8))
+        tcp.startReading()
+    }
+
+    /// Gives up on a connect that did not reach `hello`.
+    func fail(_ reason: String) {
+        guard isPending else { return }
+        state = .failed
+        let old = tcp
+        tcp = nil
+        old?.close()
+        runner.connectSettled(self, failure: reason)
+    }
+
+    private func readHead(_ bytes: UnsafeRawBufferPointer) {
+        let searchFrom = max(0, head.count - 3)
+        head.append(contentsOf: bytes)
+        var end: Int?
+        if head.count >= 4 {
+            for i in searchFrom...(head.count - 4) where head[i] == 13 && head[i + 1] == 10 && head[i + 2] == 13 && head[i + 3] == 10 {
+                end = i
+                break
+            }
+        }
+        guard let end else {
+            if head.count > 16384 { fail("upgrade: response head too large") }
+            return
+        }
+        let leftover = Array(head[(end + 4)...])
+        let text = String(decoding: head[..<end], as: UTF8.self)
+        head = []
+        guard text.hasPrefix("HTTP/1.1 101") else {
+            fail("upgrade: '\(text.split(separator: "\r\n").first.map(String.init) ?? "")'")
+            return
+        }
+        let expected = "sec-websocket-accept: " + Handshake.acceptKey(for: key).lowercased()
+        guard text.lowercased().contains(expected) else {
+            fail("upgrade: wrong Sec-WebSocket-Accept")
+            return
+        }
+        state = .waitingHello
+        if !leftover.isEmpty { leftover.withUnsafeBytes { receiveFrames($0) } }
+    }
+
+    // MARK: - Reading
+
+    private func didRead(_ bytes: UnsafeRawBufferPointer) {
+        switch state {
+        case .upgrading: readHead(bytes)
+        case .waitingHello, .open: receiveFrames(bytes)
+        default: break
+        }
+    }
+
+    private func receiveFrames(_ bytes: UnsafeRawBufferPointer) {
+        var actions = runner.takeActionBuffer()
+        session.receive(bytes) { actions.append($0) }
+        for action in actions {
+            switch action {
+            case .deliver(.text(let frame)): handleFrame(frame)
+            case .deliver: runner.protocolError("unexpected binary frame")
+            case .send(let bytes):
+                if session.state == .open { pongsSent += 1 }
+                tcp?.send(bytes)
+            case .receivedPong: break
+            case .closeConnection(let code):
+                let wasOpen = state == .open || state == .waitingHello
+                drop()
+                if wasOpen { runner.clientLost(self, reason: "server closed with \(code.rawValue)") }
+            }
+        }
+        runner.returnActionBuffer(actions)
+    }
+
+    private func peerEnded(_ error: UVError) {
+        let wasUp = state == .open || state == .waitingHello || state == .upgrading
+        let wasPending = isPending
+        if wasPending {
+            fail("ended before hello: \(error.name)")
+            return
+        }
+        drop()
+        if wasUp { runner.clientLost(self, reason: "connection ended without a close frame: \(error.name)") }
+    }
+
+    private func didClose(_ closed: TCPConnection?) {
+        if let closed, closed === tcp { tcp = nil }
+    }
+
+    // MARK: - Frames
+
+    private func handleFrame(_ frame: [UInt8]) {
+        frame.withUnsafeBufferPointer { buffer in
+            let scan = Scan(bytes: buffer)
+            if scan.hasPrefix(Key.replyPrefix) {
+                handleReply(scan)
+            } else if scan.hasPrefix(Key.cursorPrefix) {
+                handleEvent(scan)
+            }
+            // presence, typing, auth.expiring: not logged, nothing to check
+        }
+    }
+
+    private func handleEvent(_ scan: Scan) {
+        guard let cursor = scan.int(Key.cursor), let type = scan.stringRange(Key.type) else {
+            return runner.protocolError("event without cursor or type")
+        }
+        let first = scan.bytes[type.lowerBound]
+        if first == UInt8(ascii: "h") {  // hello
+            let reconnecting = lastCursor >= 0
+            if !reconnecting { lastCursor = cursor }
+            state = .open
+            runner.connectSettled(self, failure: nil)
+            if reconnecting {
+                resuming = true
+                sendCommand("{\"id\":\"s\(nextCommandID())\",\"type\":\"resume\",\"cursor\":\(lastCursor)}")
+            }
+            return
+        }
+        if first == UInt8(ascii: "l") { return }  // live: the resume reply follows
+        // A logged event: message, unread or receipt.
+        if resuming {
+            guard cursor == lastCursor + 1 else { return runner.noteOverlap() }
+        } else if cursor <= lastCursor {
+            return runner.cursorDuplicate()
+        } else if cursor > lastCursor + 1 {
+            runner.cursorGap(Int(cursor - lastCursor - 1))
+        }
+        lastCursor = cursor
+        if first == UInt8(ascii: "m") {
+            handleMessage(scan)
+        } else if first == UInt8(ascii: "u") {
+            lastTotalUnread = scan.int(Key.totalUnread)
+        }
+    }
+
+    private func handleMessage(_ scan: Scan) {
+        guard let threadID = scan.string(Key.threadID), let seq = scan.int(Key.seq),
+              let sender = scan.stringRange(Key.senderID) else {
+            return runner.protocolError("message event without thread_id, seq or sender_id")
+        }
+        let fromSelf = scan.bytes.count > 0 && sender.count == userID.utf8.count
+            && userID.utf8.elementsEqual(UnsafeBufferPointer(rebasing: scan.bytes[sender]))
+        var stamp: UInt64?
+        if let text = scan.stringRange(Key.text), text.count >= 16 { stamp = scan.hex(at: text.lowerBound, count: 16) }
+        if trackContent, !fromSelf, let cmid = scan.stringRange(Key.clientMessageID),
+           let (senderIndex, end) = scan.decimal(at: cmid.lowerBound), end < cmid.upperBound,
+           let (number, _) = scan.decimal(at: end + 1) {
+            if !seenContent.insert(senderIndex << 32 | number).inserted { runner.contentDuplicate() }
+        }
+        runner.messageSeen(by: self, threadID: threadID, seq: seq, fromSelf: fromSelf, stamp: stamp)
+    }
+
+    private func handleReply(_ scan: Scan) {
+        guard let id = scan.stringRange(Key.id), !id.isEmpty else { return runner.protocolError("reply without id") }
+        let kind = scan.bytes[id.lowerBound]
+        guard let (number, _) = scan.decimal(at: id.lowerBound + 1) else { return runner.protocolError("reply with a foreign id") }
+        let ok = scan.after(Key.okTrue) != nil
+        let errorCode = ok ? nil : scan.string(Key.code)
+        switch kind {
+        case UInt8(ascii: "m"):
+            guard let sent = pending.removeValue(forKey: number) else { return runner.protocolError("reply to an unknown send") }
+            if ok, let seq = scan.int(Key.seq) {
+                runner.sendAcked(by: self, thread: sent.thread, seq: seq, sentAt: sent.sentAt)
+            } else {
+                runner.commandFailed(errorCode ?? "reply without seq")
+            }
+        case UInt8(ascii: "r"):
+            if ok { runner.readAcked(by: self, threadID: scan.string(Key.threadID), readSeq: scan.int(Key.readSeq)) }
+            else { runner.commandFailed(errorCode ?? "read failed") }
+        case UInt8(ascii: "t"):
+            if ok { runner.threadsAnswered(by: self, totalUnread: scan.int(Key.totalUnread), scan: scan) }
+            else { runner.commandFailed(errorCode ?? "threads failed") }
+        case UInt8(ascii: "s"):
+            resuming = false
+            if !ok { runner.commandFailed("resume: " + (errorCode ?? "?")) }
+            runner.resumed(self, replayed: Int(scan.int(Key.replayed) ?? 0))
+            // Sends that lost their reply in the drop go again with the same client_message_id.
+            for number in pending.keys.sorted() { if let frame = pending[number]?.frame { sendFrame(frame) } }
+        default:
+            runner.protocolError("reply with a foreign id")
+        }
+    }
+
+    // MARK: - Commands
+
+    private func nextCommandID() -> UInt64 {
+        nextCommand += 1
+        return nextCommand
+    }
+
+    /// Sends a text message on `threadID`; the text starts with the send stamp (16 hex digits).
+    func sendMessage(thread: Int, threadID: String) {
+        let number = nextSend
+        nextSend += 1
+        let now = monotonicNanos()
+        var text = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 {
+            let nibble = UInt8(truncatingIfNeeded: (now >> UInt64(60 - 4 * i)) & 0xF)
+            text[i] = nibble < 10 ? 48 + nibble : 87 + nibble
+        }
+        let frame = Array("{\"id\":\"m\(number)\",\"type\":\"message.send\",\"thread_id\":\"\(threadID)\",\"client_message_id\":\"\(index)-\(number)\",\"text\":\"".utf8)
+            + text + Self.padding + Array("\"}".utf8)
+        pending[number] = PendingSend(sentAt: now, thread: thread, frame: frame)
+        runner.noteSent()
+        sendFrame(frame)
+    }
+
+    func sendRead(threadID: String, seq: Int64) {
+        sendCommand("{\"id\":\"r\(nextCommandID())\",\"type\":\"thread.read\",\"thread_id\":\"\(threadID)\",\"seq\":\(seq)}")
+    }
+
+    func sendThreads() {
+        sendCommand("{\"id\":\"t\(nextCommandID())\",\"type\":\"threads\"}")
+    }
+
+    private func sendCommand(_ text: String) { sendFrame(Array(text.utf8)) }
+
+    private func sendFrame(_ bytes: [UInt8]) {
+        guard let tcp, state == .open else { return }
+        tcp.withOutbound { buffer in
+            bytes.withUnsafeBytes { _ = session.append(.text, $0, to: &buffer) }
+        }
+    }
+
+    // MARK: - Dropping and closing
+
+    /// Forgets the connection (the server or the network ended it).
+    private func drop() {
+        state = .closed
+        resuming = false
+        let old = tcp
+        tcp = nil
+        old?.close()
+    }
+
+    /// The reconnect storm: drop TCP without a close frame, as a phone losing its network would.
+    func abortConnection() {
+        guard state == .open else { return }
+        drop()
+    }
+
+    /// Sends close 1000 at the end of a run (the answer is not waited for).
+    func sendClose() {
+        guard state == .open, let tcp else { return }
+        if let frame = session.close(.normal) { tcp.send(frame) }
+        state = .closed
+        tcp.shutdownAfterFlush()
+    }
+
+    func forceClose() {
+        tcp?.close()
+        tcp = nil
+    }
+}
