@@ -71,11 +71,14 @@ let package = Package(
             ]
         ),
 
-        // Load tests: the first echo benchmark (the full generator comes later).
+        // What the load tools share: clocks, /proc readings, formatting.
+        .target(name: "LoadSupport", path: "LoadTests/LoadSupport"),
+
+        // Load tests: the echo benchmark.
         .executableTarget(
             name: "EchoBench",
             dependencies: [
-                "EventLoop", "WebSocket",
+                "EventLoop", "WebSocket", "LoadSupport",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -86,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "LoadGenerator",
             dependencies: [
-                "EventLoop", "WebSocket",
+                "EventLoop", "WebSocket", "LoadSupport",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

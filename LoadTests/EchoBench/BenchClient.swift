@@ -1,6 +1,7 @@
 import EventLoop
 import FoundationEssentials
 import WebSocket
+import LoadSupport
 
 /// One benchmark WebSocket client on the runner's loop. Loop thread only.
 ///

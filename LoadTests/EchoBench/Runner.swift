@@ -4,6 +4,7 @@ import WebSocket
 
 #if canImport(Glibc)
 import Glibc
+import LoadSupport
 #endif
 
 /// Runs the three phases on one loop on the calling thread:

@@ -2,6 +2,7 @@ import ArgumentParser
 
 #if canImport(Glibc)
 import Glibc
+import LoadSupport
 #endif
 
 /// `spotter-echo-bench`: many WebSocket clients on one libuv loop against

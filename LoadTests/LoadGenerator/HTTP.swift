@@ -2,6 +2,7 @@ import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
+import LoadSupport
 #endif
 
 /// A blocking HTTP/1.1 client for setup only (sign-in, provisioning), run

@@ -1,6 +1,7 @@
 import EventLoop
 import FoundationEssentials
 import WebSocket
+import LoadSupport
 
 /// One signed-in user's socket on `/v1/ws`, on the runner's loop. Loop thread only.
 ///

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Histogram
+import LoadSupport
 
 struct LatencySummary: Codable {
     var samples: UInt64

@@ -4,6 +4,7 @@ import WebSocket
 
 #if canImport(Glibc)
 import Glibc
+import LoadSupport
 #endif
 
 /// Drives one scenario on one loop on the calling thread. Loop thread only.

@@ -1,3 +1,4 @@
+import LoadSupport
 /// Reads the few fields the generator needs straight from a server frame's
 /// bytes, without a JSON decoder: at tens of thousands of frames a second a
 /// full decode would make the generator the bottleneck. Only for values the

@@ -1,4 +1,5 @@
 import EventLoop
+import LoadSupport
 
 /// The scenarios, as phases chained by timers on the runner's loop.
 extension Runner {

@@ -2,6 +2,7 @@ import ArgumentParser
 
 #if canImport(Glibc)
 import Glibc
+import LoadSupport
 #endif
 
 /// `spotter-load`: Spotter's load generator. Thousands of real `/v1/ws`

@@ -192,6 +192,25 @@ struct MessagingTests {
         #expect(texts.contains("late"))
     }
 
+    @Test func aCursorInTheConnectURLReplaysBeforeAnythingLive() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let client = try chat.socket(chat.fixture.clientA.access)
+        for n in 1...3 { _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "u\(n)", "text": "u\(n)"]) }
+        // The coach reconnects with the cursor it had (0) in the URL.
+        let ws = try WebSocketTestClient(port: chat.server.port, path: "/v1/ws?access_token=\(chat.fixture.coachX.access)&cursor=0")
+        var frames: [[String: Any]] = []
+        while frames.last?["type"] as? String != "live" { frames.append(try ws.nextJSON()) }
+        #expect(frames.first?["type"] as? String == "hello")
+        let cursors = frames.dropFirst().dropLast().compactMap { $0["cursor"] as? Int }
+        #expect(cursors == Array(1...cursors.count) && cursors.count >= 3, "\(cursors)")
+        #expect(frames.last?["cursor"] as? Int == cursors.last)
+        // A bad cursor is refused before the upgrade.
+        #expect(throws: BlockingSocket.Failure.self) {
+            try WebSocketTestClient(port: chat.server.port, path: "/v1/ws?access_token=\(chat.fixture.coachX.access)&cursor=abc")
+        }
+    }
+
     @Test func tooManyCommandsAreRefusedButTheSocketStays() throws {
         let chat = try ChatFixture {
             $0.commandBurst = 3

@@ -152,9 +152,14 @@ final class API {
     // MARK: - WebSocket
 
     private func upgrade(_ request: HTTPRequest, language: Language?) -> Server.Route {
-        do {
+        do throws(APIError) {
             let (actor, claims) = try verify(bearerToken(request))
-            return .upgrade(AppSocket(api: self, actor: actor, claims: claims, language: language))
+            var resume: Int64?
+            if let text = request.queryParameter("cursor") {
+                guard let value = Int64(text), value >= 0 else { throw APIError(.badRequest, field: "cursor") }
+                resume = value
+            }
+            return .upgrade(AppSocket(api: self, actor: actor, claims: claims, language: language, resumeCursor: resume))
         } catch {
             // 401 before the upgrade: the client must sign in or refresh first.
             server.metrics.recordHandshakeFailure(status: error.code.httpStatus, reason: HTTPError.metricReason(error.code.httpStatus))

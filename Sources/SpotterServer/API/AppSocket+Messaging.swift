@@ -124,7 +124,16 @@ extension AppSocket {
         guard let command = decode(ResumeCommand.self, bytes, id: id) else { return }
         guard let cursor = command.cursor, cursor >= 0 else { return reply(id: id, error: APIError(.missingField, field: "cursor")) }
         guard case .live = delivery else { return reply(id: id, error: APIError(.conflict, field: "cursor")) }
-        guard cursor <= lastSentCursor else { return reply(id: id, error: APIError(.outOfRange, field: "cursor")) }
+        startResume(from: cursor, id: id)
+    }
+
+    /// Replays from `cursor` (a `resume` command, or `?cursor=` at connect
+    /// with `id` nil: then no reply follows the `live` marker).
+    func startResume(from cursor: Int64, id: String?) {
+        guard cursor <= lastSentCursor else {
+            goLive()
+            return reply(id: id, error: APIError(.outOfRange, field: "cursor"))
+        }
         let previous = lastSentCursor
         beginReplay(from: cursor)
         replayPage(after: cursor, replayed: 0, id: id, fallback: previous)
@@ -144,7 +153,7 @@ extension AppSocket {
                 guard page.count == pageSize, let last = page.last else {
                     goLive()
                     send(JSON.encode(LiveEvent(cursor: lastSentCursor)))
-                    send(Reply.ok(id: id, resultJSON: "{\"cursor\":\(lastSentCursor),\"replayed\":\(count)}"))
+                    if id != nil { send(Reply.ok(id: id, resultJSON: "{\"cursor\":\(lastSentCursor),\"replayed\":\(count)}")) }
                     return
                 }
                 // Next page once this one has left: a long absence never floods the outbound queue.

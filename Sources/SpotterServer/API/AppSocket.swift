@@ -47,7 +47,12 @@ final class AppSocket: WebSocketEndpoint {
 
     var hub: MessagingHub { api.server.hub }
 
-    init(api: API, actor: Actor, claims: AccessClaims, language: Language?) {
+    /// `cursor` from the connect URL: replay from it before going live, so
+    /// no live event can slip in between the hello and a `resume`.
+    private let resumeCursor: Int64?
+
+    init(api: API, actor: Actor, claims: AccessClaims, language: Language?, resumeCursor: Int64? = nil) {
+        self.resumeCursor = resumeCursor
         self.api = api
         self.actor = actor
         self.expiresAt = claims.expiresAt
@@ -84,7 +89,11 @@ final class AppSocket: WebSocketEndpoint {
             hub.announce(self, peers: Set(threads.values.filter(\.active).map(\.peer)))
             lastSentCursor = cursor
             send(JSON.encode(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor)))
-            goLive()
+            if let resumeCursor {
+                startResume(from: resumeCursor, id: nil)
+            } else {
+                goLive()
+            }
         })
     }
 

@@ -10,20 +10,20 @@ public enum Messaging {
 
     /// The thread, or nil.
     public static func thread(_ db: Database, id: String) throws -> ThreadRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM thread WHERE id = ?", arguments: [id]).map(ThreadRecord.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM thread WHERE id = ?"), arguments: [id]).map(ThreadRecord.init(row:))
     }
 
     /// Threads the user takes part in (as coach or client), oldest first.
     public static func threads(_ db: Database, userID: String) throws -> [ThreadRecord] {
-        try Row.fetchAll(db, sql: """
+        try Row.fetchAll(db.cachedStatement(sql: """
             SELECT * FROM thread WHERE coachId = ?1 OR clientId = ?1 ORDER BY createdAt, id
-            """, arguments: [userID]).map(ThreadRecord.init(row:))
+            """), arguments: [userID]).map(ThreadRecord.init(row:))
     }
 
     /// Whether (coachID, clientID) of the thread is the client's current link. A client's old thread with a
     /// former coach stays readable but not writable.
     public static func isActive(_ db: Database, thread: ThreadRecord) throws -> Bool {
-        try Row.fetchOne(db, sql: "SELECT 1 FROM coachClientLink WHERE clientId = ? AND coachId = ?",
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM coachClientLink WHERE clientId = ? AND coachId = ?"),
                          arguments: [thread.clientID, thread.coachID]) != nil
     }
 
@@ -35,29 +35,29 @@ public enum Messaging {
     /// participant's receipt (readSeq and deliveredSeq) up to the new seq. Throws
     /// `MessagingError.threadNotFound` for an unknown thread.
     public static func insertMessage(_ db: Database, _ message: NewMessage) throws -> InsertOutcome {
-        if let original = try Row.fetchOne(db, sql: """
+        if let original = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT * FROM message
             WHERE threadId = ? AND COALESCE(senderId, '') = COALESCE(?, '') AND clientMessageId = ?
-            """, arguments: [message.threadID, message.senderID, message.clientMessageID]) {
+            """), arguments: [message.threadID, message.senderID, message.clientMessageID]) {
             return .duplicate(StoredMessage(row: original))
         }
         // Write first, then read: the UPDATE takes the write lock, so the seq we read back is ours.
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             UPDATE thread SET lastSeq = lastSeq + 1, lastMessageAt = ?, lastPreview = ?, lastSenderId = ?
             WHERE id = ?
-            """, arguments: [message.createdAt, message.preview, message.senderID, message.threadID])
+            """).execute(arguments: [message.createdAt, message.preview, message.senderID, message.threadID])
         guard db.changesCount == 1,
-              let row = try Row.fetchOne(db, sql: "SELECT lastSeq, coachId, clientId FROM thread WHERE id = ?",
+              let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT lastSeq, coachId, clientId FROM thread WHERE id = ?"),
                                          arguments: [message.threadID]) else {
             throw MessagingError.threadNotFound(message.threadID)
         }
         let seq: Int64 = row["lastSeq"]
         let coachID: String = row["coachId"]
         let clientID: String = row["clientId"]
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO message (threadId, seq, senderId, clientMessageId, kind, body, createdAt)
             VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [message.threadID, seq, message.senderID, message.clientMessageID, message.kind,
+            """).execute(arguments: [message.threadID, seq, message.senderID, message.clientMessageID, message.kind,
                              message.body, message.createdAt])
         if let sender = message.senderID, sender == coachID || sender == clientID {
             try raiseReceipt(db, threadID: message.threadID, userID: sender, deliveredSeq: seq, readSeq: seq)
@@ -73,13 +73,13 @@ public enum Messaging {
         guard limit > 0 else { return [] }
         let rows: [Row]
         if let beforeSeq {
-            rows = try Row.fetchAll(db, sql: """
+            rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT * FROM message WHERE threadId = ? AND seq < ? ORDER BY seq DESC LIMIT ?
-                """, arguments: [threadID, beforeSeq, limit])
+                """), arguments: [threadID, beforeSeq, limit])
         } else {
-            rows = try Row.fetchAll(db, sql: """
+            rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT * FROM message WHERE threadId = ? ORDER BY seq DESC LIMIT ?
-                """, arguments: [threadID, limit])
+                """), arguments: [threadID, limit])
         }
         return rows.map(StoredMessage.init(row:))
     }
@@ -91,7 +91,7 @@ public enum Messaging {
     /// `MessagingError.threadNotFound` for an unknown thread.
     public static func updateReceipt(_ db: Database, threadID: String, userID: String, deliveredSeq: Int64?,
                                      readSeq: Int64?) throws -> (receipt: ReceiptRecord, changed: Bool) {
-        guard let lastSeq = try Int64.fetchOne(db, sql: "SELECT lastSeq FROM thread WHERE id = ?",
+        guard let lastSeq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT lastSeq FROM thread WHERE id = ?"),
                                                arguments: [threadID]) else {
             throw MessagingError.threadNotFound(threadID)
         }
@@ -106,38 +106,38 @@ public enum Messaging {
 
     /// The user's receipt in the thread (zeros if none).
     public static func receipt(_ db: Database, threadID: String, userID: String) throws -> ReceiptRecord {
-        let row = try Row.fetchOne(db, sql: """
+        let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT deliveredSeq, readSeq FROM receipt WHERE threadId = ? AND userId = ?
-            """, arguments: [threadID, userID])
+            """), arguments: [threadID, userID])
         return ReceiptRecord(threadID: threadID, userID: userID, deliveredSeq: row?["deliveredSeq"] ?? 0,
                              readSeq: row?["readSeq"] ?? 0)
     }
 
     private static func raiseReceipt(_ db: Database, threadID: String, userID: String, deliveredSeq: Int64,
                                      readSeq: Int64) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq) VALUES (?, ?, ?, ?)
             ON CONFLICT(threadId, userId) DO UPDATE SET
                 deliveredSeq = MAX(deliveredSeq, excluded.deliveredSeq),
                 readSeq = MAX(readSeq, excluded.readSeq)
-            """, arguments: [threadID, userID, deliveredSeq, readSeq])
+            """).execute(arguments: [threadID, userID, deliveredSeq, readSeq])
     }
 
     // MARK: Unread and conversation list
 
     /// Sum of unread (lastSeq - readSeq, floored at 0) over the user's threads.
     public static func totalUnread(_ db: Database, userID: String) throws -> Int64 {
-        try Int64.fetchOne(db, sql: """
+        try Int64.fetchOne(db.cachedStatement(sql: """
             SELECT COALESCE(SUM(MAX(t.lastSeq - COALESCE(r.readSeq, 0), 0)), 0)
             FROM thread t LEFT JOIN receipt r ON r.threadId = t.id AND r.userId = ?1
             WHERE t.coachId = ?1 OR t.clientId = ?1
-            """, arguments: [userID]) ?? 0
+            """), arguments: [userID]) ?? 0
     }
 
     /// The user's threads with the peer, receipts and unread; most recent activity first (lastMessageAt
     /// desc, threads without messages last, then by thread createdAt desc, then id).
     public static func summaries(_ db: Database, userID: String) throws -> [ThreadSummary] {
-        try Row.fetchAll(db, sql: """
+        try Row.fetchAll(db.cachedStatement(sql: """
             SELECT t.*, p.id AS peerId, p.fullName AS peerName, p.lastSeenAt AS peerLastSeenAt,
                    COALESCE(r.readSeq, 0) AS myReadSeq, COALESCE(r.deliveredSeq, 0) AS myDeliveredSeq,
                    COALESCE(pr.readSeq, 0) AS peerReadSeq, COALESCE(pr.deliveredSeq, 0) AS peerDeliveredSeq
@@ -147,7 +147,7 @@ public enum Messaging {
             LEFT JOIN receipt r ON r.threadId = t.id AND r.userId = ?1
             LEFT JOIN receipt pr ON pr.threadId = t.id AND pr.userId = t.peer
             ORDER BY t.lastMessageAt IS NULL, t.lastMessageAt DESC, t.createdAt DESC, t.id
-            """, arguments: [userID]).map { row in
+            """), arguments: [userID]).map { row in
             let thread = ThreadRecord(row: row)
             let readSeq: Int64 = row["myReadSeq"]
             return ThreadSummary(thread: thread, peerID: row["peer"], peerName: row["peerName"],
@@ -163,34 +163,34 @@ public enum Messaging {
     /// never reused, also after pruning).
     @discardableResult
     public static func appendEvent(_ db: Database, userID: String, kind: String, payload: String, now: Int64) throws -> Int64 {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO userCursor (userId, lastCursor) VALUES (?, 1)
             ON CONFLICT(userId) DO UPDATE SET lastCursor = lastCursor + 1
-            """, arguments: [userID])
+            """).execute(arguments: [userID])
         let cursor = try latestCursor(db, userID: userID)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO userEvent (userId, cursor, kind, payload, createdAt) VALUES (?, ?, ?, ?, ?)
-            """, arguments: [userID, cursor, kind, payload, now])
+            """).execute(arguments: [userID, cursor, kind, payload, now])
         return cursor
     }
 
     /// Events with cursor > `cursor`, ascending, at most `limit`; or `.expired` when events after `cursor`
     /// were pruned already (cursor < oldest retained - 1), so replaying from it would leave a gap.
     public static func events(_ db: Database, userID: String, after cursor: Int64, limit: Int) throws -> EventPage {
-        let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(cursor) FROM userEvent WHERE userId = ?",
+        let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(cursor) FROM userEvent WHERE userId = ?"),
                                         arguments: [userID])
         // With nothing retained, the next event to come is the oldest available.
         let oldestAvailable = try oldest ?? (latestCursor(db, userID: userID) + 1)
         if cursor < oldestAvailable - 1 { return .expired(oldestAvailable: oldestAvailable) }
         guard limit > 0 else { return .events([]) }
-        return .events(try Row.fetchAll(db, sql: """
+        return .events(try Row.fetchAll(db.cachedStatement(sql: """
             SELECT * FROM userEvent WHERE userId = ? AND cursor > ? ORDER BY cursor LIMIT ?
-            """, arguments: [userID, cursor, limit]).map(UserEventRecord.init(row:)))
+            """), arguments: [userID, cursor, limit]).map(UserEventRecord.init(row:)))
     }
 
     /// The user's latest cursor (0 if none).
     public static func latestCursor(_ db: Database, userID: String) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT lastCursor FROM userCursor WHERE userId = ?", arguments: [userID]) ?? 0
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT lastCursor FROM userCursor WHERE userId = ?"), arguments: [userID]) ?? 0
     }
 
     /// Deletes events older than `olderThan` (createdAt) but always keeps each user's newest `keepAtLeast`.
@@ -199,19 +199,19 @@ public enum Messaging {
     /// Returns the number deleted.
     @discardableResult
     public static func pruneEvents(_ db: Database, olderThan: Int64, keepAtLeast: Int) throws -> Int {
-        let candidates = try Row.fetchAll(db, sql: """
+        let candidates = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT c.userId, c.lastCursor,
                    (SELECT MIN(n.cursor) FROM userEvent n WHERE n.userId = c.userId AND n.createdAt >= ?1) AS firstKept
             FROM userCursor c
             WHERE EXISTS (SELECT 1 FROM userEvent e WHERE e.userId = c.userId AND e.createdAt < ?1)
-            """, arguments: [olderThan])
+            """), arguments: [olderThan])
         var deleted = 0
         for row in candidates {
             let userID: String = row["userId"]
             let lastCursor: Int64 = row["lastCursor"]
             var cutoff = lastCursor - Int64(max(keepAtLeast, 0))
             if let firstKept: Int64 = row["firstKept"] { cutoff = min(cutoff, firstKept - 1) }
-            try db.execute(sql: "DELETE FROM userEvent WHERE userId = ? AND cursor <= ?", arguments: [userID, cutoff])
+            try db.cachedStatement(sql: "DELETE FROM userEvent WHERE userId = ? AND cursor <= ?").execute(arguments: [userID, cutoff])
             deleted += db.changesCount
         }
         return deleted
@@ -221,6 +221,6 @@ public enum Messaging {
 
     /// Records when the user was last seen (unix seconds).
     public static func setLastSeen(_ db: Database, userID: String, at: Int64) throws {
-        try db.execute(sql: #"UPDATE "user" SET lastSeenAt = ? WHERE id = ?"#, arguments: [at, userID])
+        try db.cachedStatement(sql: #"UPDATE "user" SET lastSeenAt = ? WHERE id = ?"#).execute(arguments: [at, userID])
     }
 }
