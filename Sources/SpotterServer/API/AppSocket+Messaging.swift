@@ -25,6 +25,11 @@ extension AppSocket {
             reply(id: id, error: error as? APIError ?? APIError(.badRequest))
             return
         }
+        // At most 64 sends in flight per socket, and none past the server's bound.
+        guard pendingSends < 64, !hub.isOverloaded else {
+            return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
+        }
+        pendingSends += 1
         let senderID = actor.userID
         let now = unixNow()
         let (validText, validMeal) = (text, meal)
@@ -33,6 +38,7 @@ extension AppSocket {
                 db, senderID: senderID, threadID: threadID, clientMessageID: clientMessageID, kind: kind,
                 text: validText, meal: validMeal, now: now)
         }, then: { [self] result in
+            pendingSends -= 1
             switch result {
             case .success(let outcome):
                 // Committed: acknowledge first, then tell every device of both participants.

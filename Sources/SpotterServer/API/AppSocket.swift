@@ -42,6 +42,8 @@ final class AppSocket: WebSocketEndpoint {
     var threads: [String: (peer: String, active: Bool)] = [:]
     /// Commands per connection (`ServerConfig.commandBurst`, `commandsPerSecond`).
     var commandBudget: TokenBucket
+    /// `message.send` commands submitted and not yet committed.
+    var pendingSends = 0
     /// When this socket last forwarded typing, per thread (loop ms).
     var lastTyping: [String: UInt64] = [:]
 

@@ -20,6 +20,12 @@ final class MessagingHub {
     /// Linked peers of each connected user (their coach, or their clients).
     private var peers: [String: Set<String>] = [:]
     private var pendingReceipts: [String: PendingReceipt] = [:]
+    /// Writes submitted and not yet committed. Past `maxPendingWrites` new
+    /// sends are refused (`rate_limited`), so an overload shows as errors
+    /// the clients retry instead of a queue that grows without bound.
+    private(set) var pendingWrites = 0
+    let maxPendingWrites = 20_000
+    var isOverloaded: Bool { pendingWrites >= maxPendingWrites }
 
     init(server: Server, writer: StoreWriter) {
         self.server = server
@@ -34,7 +40,11 @@ final class MessagingHub {
         _ work: @escaping @Sendable (Database) throws -> T, then: @escaping (Result<T, APIError>) -> Void
     ) {
         let loop = server.loop
-        let callback = LoopBound(then, loop: loop)
+        pendingWrites += 1
+        let callback = LoopBound({ [unowned self] (result: Result<T, APIError>) in
+            pendingWrites -= 1
+            then(result)
+        }, loop: loop)
         writer.submit(work) { result in
             let mapped = result.mapError { error in
                 (error as? APIError) ?? (error as? AccountStoreError)?.apiError ?? APIError(.internalError)
