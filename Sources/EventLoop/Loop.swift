@@ -94,7 +94,8 @@ public final class Loop: @unchecked Sendable {
     }
 
     /// Closes every handle still open (each one's close callback frees it)
-    /// and runs the loop until they are gone. Loop thread, after `run()` returned.
+    /// and runs the loop until they are gone; jobs still waiting in
+    /// `execute`'s inbox are dropped. Loop thread, after `run()` returned.
     public func closeAllHandles() {
         handlesClosed = true
         uv_walk(raw, { handle, arg in
@@ -106,6 +107,10 @@ public final class Loop: @unchecked Sendable {
             }
         }, Unmanaged.passUnretained(self).toOpaque())
         uv_run(raw, UV_RUN_DEFAULT)
+        // Jobs handed in after the loop stopped can no longer run; dropping
+        // them also drops what they hold (often this loop, through LoopBound).
+        inbox.withLock { $0.removeAll() }
+        pendingFlush.removeAll()
     }
 
     /// Handles open on the loop that belong to callers (timers, sockets,

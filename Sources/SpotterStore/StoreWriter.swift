@@ -56,7 +56,7 @@ public final class StoreWriter: @unchecked Sendable {
         defer { condition.unlock() }
         stopping = true
         condition.broadcast()
-        if Thread.current === thread { return }
+        if let thread, Thread.current === thread { return }
         while !stopped { condition.wait() }
     }
 
@@ -122,6 +122,7 @@ public final class StoreWriter: @unchecked Sendable {
         while queue.isEmpty && !stopping { condition.wait() }
         if queue.isEmpty {
             stopped = true
+            thread = nil  // the thread's closure holds the writer: break the cycle as it ends
             condition.broadcast()
             return nil
         }
