@@ -174,10 +174,10 @@ public struct TranscriptReplayer {
     /// `{$name}` captures a value (up to the next quote) as `name`; the rest
     /// literally. Returns the captures, or nil when the line differs.
     static func match(_ pattern: String, _ actual: String) -> [String: String]? {
-        var regex = "^"
+        var regex = ""
         var names: [String] = []
         var rest = Substring(pattern)
-        while !rest.isEmpty {
+        while let first = rest.first {
             if rest.hasPrefix("{any}") {
                 regex += ".*"; rest = rest.dropFirst(5)
             } else if rest.hasPrefix("{number}") {
@@ -186,15 +186,16 @@ public struct TranscriptReplayer {
                 names.append(String(rest[rest.index(rest.startIndex, offsetBy: 2)..<close]))
                 regex += "([^\"\\s]*)"; rest = rest[rest.index(after: close)...]
             } else {
-                regex += NSRegularExpression.escapedPattern(for: String(rest.first!)); rest = rest.dropFirst()
+                // Literal: escape ASCII punctuation; letters, digits and non-ASCII stand for themselves.
+                if first.isASCII && !first.isLetter && !first.isNumber && first != " " { regex += "\\" }
+                regex.append(first); rest = rest.dropFirst()
             }
         }
-        guard let expression = try? NSRegularExpression(pattern: regex + "$"),
-              let found = expression.firstMatch(in: actual, range: NSRange(actual.startIndex..., in: actual))
-        else { return nil }
+        // Swift's own Regex: Foundation's NSRegularExpression leaks inside CoreFoundation on Linux.
+        guard let expression = try? Regex(regex), let found = try? expression.wholeMatch(in: actual) else { return nil }
         var captures: [String: String] = [:]
-        for (index, key) in names.enumerated() {
-            if let range = Range(found.range(at: index + 1), in: actual) { captures[key] = String(actual[range]) }
+        for (index, key) in names.enumerated() where index + 1 < found.output.count {
+            if let value = found.output[index + 1].substring { captures[key] = String(value) }
         }
         return captures
     }
