@@ -41,7 +41,7 @@ final class API {
                     let actor = auth ? try self.authenticate(request) : nil
                     try body(actor, respond)
                 } catch {
-                    respond(.apiError(error as? APIError ?? APIError(.internalError), language))
+                    respond(.apiError(APIError(wrapping: error), language))
                 }
             }
         }

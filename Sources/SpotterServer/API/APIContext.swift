@@ -160,15 +160,23 @@ extension AccountStoreError {
     }
 }
 
-/// Runs `work` off the loop and maps any thrown error to an `APIError`.
+extension APIError {
+    /// Any error from a handler, a rule or the store, as the wire shows it:
+    /// the one place where errors are translated for clients.
+    init(wrapping error: any Error) {
+        switch error {
+        case let error as APIError: self = error
+        case let error as AccountStoreError: self = error.apiError
+        default: self.init(.internalError)
+        }
+    }
+}
+
+/// Runs `work` and maps any thrown error to an `APIError`.
 func blockingResult<T: Sendable>(_ work: @Sendable () throws -> T) -> Result<T, APIError> {
     do {
         return .success(try work())
-    } catch let error as APIError {
-        return .failure(error)
-    } catch let error as AccountStoreError {
-        return .failure(error.apiError)
     } catch {
-        return .failure(APIError(.internalError))
+        return .failure(APIError(wrapping: error))
     }
 }

@@ -22,7 +22,7 @@ extension AppSocket {
             default: throw APIError(.invalidMessage, field: "kind")  // `system` is the server's alone
             }
         } catch {
-            reply(id: id, error: error as? APIError ?? APIError(.badRequest))
+            reply(id: id, error: APIError(wrapping: error))
             return
         }
         // At most 64 sends in flight per socket, and none past the server's bound.

@@ -46,9 +46,7 @@ final class MessagingHub {
             then(result)
         }, loop: loop)
         writer.submit(work) { result in
-            let mapped = result.mapError { error in
-                (error as? APIError) ?? (error as? AccountStoreError)?.apiError ?? APIError(.internalError)
-            }
+            let mapped = result.mapError { APIError(wrapping: $0) }
             loop.execute { callback.value(mapped) }
         }
     }

@@ -75,8 +75,8 @@ enum MessagingJobs {
         events.append(try unreadEvent(db, userID: peerID, threadID: threadID, lastSeq: stored.seq, now: now))
         // Writing marks the thread read for the sender. If they had unread
         // messages from the peer, their badge and the peer's ✓✓ move too.
-        let senderAfter = try Messaging.receipt(db, threadID: threadID, userID: senderID)
         if senderBefore.readSeq < stored.seq - 1 {
+            let senderAfter = try Messaging.receipt(db, threadID: threadID, userID: senderID)
             events.append(try unreadEvent(db, userID: senderID, threadID: threadID, lastSeq: stored.seq, now: now))
             events.append(try receiptEvent(db, to: peerID, senderAfter, now: now))
         }
