@@ -235,13 +235,24 @@ public final class Server: @unchecked Sendable {
         .refusal(HTTPError(405, "use GET", headers: [("Allow", "GET")]), .english)
     }
 
+    /// `GET /healthz`; its schema is Protocol/schemas/Health.json.
+    private struct Health: Encodable {
+        var status: String
+        var version: String
+        var uptimeSeconds: Double
+        var connections: Int
+        var run: Int64?
+        enum CodingKeys: String, CodingKey {
+            case status, version, connections, run
+            case uptimeSeconds = "uptime_seconds"
+        }
+    }
+
     private func health() -> HTTPResponse {
-        let uptime = Double(loop.nowMilliseconds &- startedAt) / 1000
-        let status = isDraining ? "draining" : "ok"
-        var body = "{\"status\":\(jsonString(status)),\"version\":\(jsonString(Self.version))"
-        body += ",\"uptime_seconds\":\(uptime),\"connections\":\(connections.count)"
-        if let run = store.runNumber { body += ",\"run\":\(run)" }
-        body += "}\n"
-        return HTTPResponse(status: isDraining ? 503 : 200, contentType: "application/json", body: body)
+        let health = Health(
+            status: isDraining ? "draining" : "ok", version: Self.version,
+            uptimeSeconds: Double(loop.nowMilliseconds &- startedAt) / 1000, connections: connections.count,
+            run: store.runNumber)
+        return .json(isDraining ? 503 : 200, health)
     }
 }

@@ -15,12 +15,6 @@ public struct HTTPResponse: Sendable {
         self.init(status: status, headers: [("Content-Type", contentType)] + headers, body: Array(body.utf8))
     }
 
-    /// A JSON error body `{"error": {"status": …, "message": …}}` for a refused request.
-    public init(error: HTTPError) {
-        let body = "{\"error\":{\"status\":\(error.status),\"message\":\(jsonString(error.reason))}}\n"
-        self.init(status: error.status, contentType: "application/json", body: body, headers: error.headers)
-    }
-
     /// Serializes the response. `Content-Length` is added unless the status
     /// forbids a body (1xx, 204, 304); `keepAlive: false` adds `Connection: close`.
     public func bytes(keepAlive: Bool = true) -> [UInt8] {
@@ -61,23 +55,4 @@ public struct HTTPResponse: Sendable {
         default: return "Status \(status)"
         }
     }
-}
-
-/// A JSON string literal for `text`, with the escapes RFC 8259 requires.
-public func jsonString(_ text: some StringProtocol) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20:
-            let hex = String(scalar.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
 }

@@ -115,37 +115,4 @@ struct HTTPBodyAndResponseTests {
         #expect(!text.contains("Content-Length"))
         #expect(Self.text(response, keepAlive: false).contains("Connection: close") == (status != 101))
     }
-
-    @Test("an error response carries its extra headers and a JSON body")
-    func errorResponse() throws {
-        struct Body: Decodable { struct Inner: Decodable { var status: Int; var message: String }; var error: Inner }
-        let error = HTTPError(405, "use \"GET\", not \\POST\\\n", headers: [("Allow", "GET")])
-        let response = HTTPResponse(error: error)
-        #expect(response.status == 405)
-        #expect(response.headers.contains { $0.name == "Allow" && $0.value == "GET" })
-        #expect(response.headers.contains { $0.name == "Content-Type" && $0.value == "application/json" })
-        let body = try JSONDecoder().decode(Body.self, from: Data(response.body))
-        #expect(body.error.status == 405)
-        #expect(body.error.message == error.reason)
-    }
-
-    @Test("jsonString escapes what JSON requires and keeps everything else")
-    func jsonEscaping() throws {
-        #expect(jsonString("plain") == "\"plain\"")
-        #expect(jsonString("say \"hi\"") == #""say \"hi\"""#)
-        #expect(jsonString(#"C:\dir"#) == #""C:\\dir""#)
-        #expect(jsonString("a\nb\rc\td") == #""a\nb\rc\td""#)
-        #expect(jsonString("\u{00}\u{01}\u{1F}") == #""\u0000\u0001\u001f""#)
-        #expect(jsonString("مرحبا بالعالم") == "\"مرحبا بالعالم\"")
-        #expect(jsonString("😀 €") == "\"😀 €\"")
-        // Whatever the input, a JSON decoder reads back the same string.
-        var rng = SplitMix64(seed: 77)
-        for _ in 0..<300 {
-            var bytes = randomUTF8(&rng, atLeast: rng.below(30))
-            for _ in 0..<rng.below(4) { bytes.insert([0x22, 0x5C, 0x0A, 0x00, 0x1F, 0x7F, 0x2F][rng.below(7)], at: rng.below(bytes.count + 1)) }
-            let text = String(decoding: bytes, as: UTF8.self)
-            let decoded = try JSONDecoder().decode(String.self, from: Data(jsonString(text).utf8))
-            #expect(decoded == text)
-        }
-    }
 }
