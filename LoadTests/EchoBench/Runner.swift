@@ -243,8 +243,6 @@ final class Runner {
         actionBuffer = buffer
     }
 
-    private func milliseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, (seconds * 1000).rounded())) }
-    private func seconds(_ from: UInt64, _ to: UInt64) -> Double { Double(to &- from) / 1e9 }
 
     private func progress(_ text: String) {
         var line = "[echo-bench] " + text + "\n"

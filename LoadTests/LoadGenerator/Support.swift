@@ -6,12 +6,6 @@ import Glibc
 
 import LoadSupport
 
-/// Milliseconds for a libuv timer from seconds.
-func milliseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, (seconds * 1000).rounded())) }
-
-/// Seconds between two monotonic stamps.
-func seconds(_ from: UInt64, _ to: UInt64) -> Double { Double(to &- from) / 1e9 }
-
 /// Progress to stderr.
 func progress(_ text: String) {
     var line = "[spotter-load] " + text + "\n"

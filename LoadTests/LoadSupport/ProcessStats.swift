@@ -109,3 +109,9 @@ public func fixed(_ value: Double, _ decimals: Int = 1) -> String {
     return sign + String(whole) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction
 }
 
+
+/// Milliseconds for a libuv timer from seconds.
+public func milliseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, (seconds * 1000).rounded())) }
+
+/// Seconds between two monotonic stamps.
+public func seconds(_ from: UInt64, _ to: UInt64) -> Double { Double(to &- from) / 1e9 }
