@@ -18,7 +18,10 @@ public final class BlockingSocket {
     /// (back-pressure tests); `timeoutSeconds` bounds every read.
     public init(port: Int, receiveBufferBytes: Int32? = nil, timeoutSeconds: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        guard fd >= 0 else {
+            isOpen = false
+            throw Failure(description: "socket() failed")
+        }
         if var size = receiveBufferBytes {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
@@ -34,7 +37,9 @@ public final class BlockingSocket {
             }
         }
         guard status == 0 else {
-            Glibc.close(fd)
+            // deinit runs for a class whose init throws once every property is set:
+            // it closes the descriptor. Closing it here too could close another
+            // test's socket that reused the number in between.
             throw Failure(description: "connect to port \(port) failed: errno \(errno)")
         }
     }
