@@ -56,7 +56,9 @@ public final class Server: @unchecked Sendable {
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)))
         api = API(server: self, services: services)
-        hub = MessagingHub(server: self, writer: StoreWriter(store: store))
+        let messaging = MessagingWriter()
+        hub = MessagingHub(server: self, writer: StoreWriter(store: store, onRollback: { messaging.invalidate() }),
+                           messaging: messaging)
     }
 
     /// The bound port (after `start()`).

@@ -19,7 +19,7 @@ public final class Store: Sendable {
     /// Opens (creating if needed) `directory/spotter.sqlite` and migrates it. With `synchronousFull` (the
     /// default) every commit is fsynced to the WAL before it returns, so an acknowledged write survives a
     /// power loss, not only a crash.
-    public static func open(directory: String, synchronousFull: Bool = true,
+    public static func open(directory: String, synchronousFull: Bool = true, writerCacheKiB: Int = 65_536,
                             logger: Logger = Logger(label: "spotter.store")) throws -> Store {
         try makeDirectory(directory)
         var configuration = Configuration()
@@ -33,6 +33,10 @@ public final class Store: Sendable {
             // prepareDatabase ran: set FULL again on that (one, long-lived) writer connection.
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         }
+        // The writer's page cache holds every page a group-commit batch dirties (SQLite's default is 2 MiB): a
+        // smaller one spills dirty pages into the WAL mid-transaction and reads them back. Pages are shared by
+        // nothing else, so this costs at most this much memory.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)") }
         try migrator.migrate(pool)
         logger.info("database ready", metadata: ["path": "\(pool.path)"])
         return Store(writer: pool, runNumber: nil)

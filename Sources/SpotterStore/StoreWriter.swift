@@ -23,10 +23,15 @@ public final class StoreWriter: @unchecked Sendable {
 
     private let store: Store
     private let maxBatch: Int
+    private let onRollback: @Sendable () -> Void
 
-    public init(store: Store, maxBatch: Int = 512) {
+    /// `onRollback` runs on the writer thread whenever something it wrote did not stick: after a job's savepoint
+    /// rolled back (the job threw) and after a batch that did not commit. Caches of what the writer wrote
+    /// (`MessagingWriter`) drop their contents there.
+    public init(store: Store, maxBatch: Int = 512, onRollback: @escaping @Sendable () -> Void = {}) {
         self.store = store
         self.maxBatch = max(maxBatch, 1)
+        self.onRollback = onRollback
         let thread = Thread { [self] in self.run() }
         thread.name = "spotter.store.writer"
         self.thread = thread
@@ -85,6 +90,7 @@ public final class StoreWriter: @unchecked Sendable {
                     try db.inTransaction(.immediate) {
                         for (index, job) in batch.enumerated() {
                             job.run(db)
+                            if !job.succeeded { onRollback() }  // before the next job reads the cache
                             // SQLite may abort the whole transaction on some errors (SQLITE_FULL, IOERR…).
                             // Later jobs must not run outside it: they go back to the queue.
                             if !db.isInsideTransaction {
@@ -98,6 +104,7 @@ public final class StoreWriter: @unchecked Sendable {
             } catch {
                 commitError = error
             }
+            if commitError != nil { onRollback() }
             let completed = batch[..<ran]
             if ran < batch.count {
                 condition.lock()

@@ -87,6 +87,6 @@ public enum SpotterCloseCode {
 
 /// A JSON string literal, or `null`.
 func jsonStringOrNull(_ text: String?) -> String {
-    guard let text, let data = try? JSONEncoder().encode(text) else { return "null" }
-    return String(decoding: data, as: UTF8.self)
+    guard let text else { return "null" }
+    return JSONText.string(text)
 }

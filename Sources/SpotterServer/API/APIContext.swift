@@ -84,16 +84,7 @@ func todayUTC() -> String {
 // MARK: - Shaping replies
 
 enum JSON {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    static func encode<T: Encodable>(_ value: T) -> String {
-        // Our own wire types always encode; a failure is a programming error.
-        String(decoding: try! encoder.encode(value), as: UTF8.self)
-    }
+    static func encode<T: Encodable>(_ value: T) -> String { JSONText.encoder.encodeToString(value) }
 
     /// Decodes a request body; malformed JSON or a wrong field type is a
     /// `bad_request` naming the field where the decoder can tell.

@@ -33,16 +33,17 @@ extension AppSocket {
         let senderID = actor.userID
         let now = unixNow()
         let (validText, validMeal) = (text, meal)
+        let messaging = hub.messaging
         hub.write({ db in
             try MessagingJobs.send(
-                db, senderID: senderID, threadID: threadID, clientMessageID: clientMessageID, kind: kind,
+                db, messaging, senderID: senderID, threadID: threadID, clientMessageID: clientMessageID, kind: kind,
                 text: validText, meal: validMeal, now: now)
         }, then: { [self] result in
             pendingSends -= 1
             switch result {
             case .success(let outcome):
                 // Committed: acknowledge first, then tell every device of both participants.
-                send(Reply.ok(id: id, resultJSON: JSON.encode(outcome.message)))
+                send(Reply.ok(id: id, resultJSON: outcome.message.jsonText))
                 hub.publish(outcome.events)
             case .failure(let error):
                 reply(id: id, error: error)
@@ -56,7 +57,7 @@ extension AppSocket {
         guard let seq = command.seq, seq >= 0 else { return reply(id: id, error: APIError(.missingField, field: "seq")) }
         hub.receipt(userID: actor.userID, threadID: threadID, delivered: read ? nil : seq, read: read ? seq : nil) { [self] result in
             switch result {
-            case .success(let value): send(Reply.ok(id: id, resultJSON: JSON.encode(value)))
+            case .success(let value): send(Reply.ok(id: id, resultJSON: value.jsonText))
             case .failure(let error): reply(id: id, error: error)
             }
         }

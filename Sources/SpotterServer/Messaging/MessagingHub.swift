@@ -16,6 +16,8 @@ import SpotterStore
 final class MessagingHub {
     unowned let server: Server
     let writer: StoreWriter
+    /// The writer thread's messaging cache: used only inside write jobs.
+    let messaging: MessagingWriter
     private var sockets: [String: [AppSocket]] = [:]
     /// Linked peers of each connected user (their coach, or their clients).
     private var peers: [String: Set<String>] = [:]
@@ -27,9 +29,10 @@ final class MessagingHub {
     let maxPendingWrites = 20_000
     var isOverloaded: Bool { pendingWrites >= maxPendingWrites }
 
-    init(server: Server, writer: StoreWriter) {
+    init(server: Server, writer: StoreWriter, messaging: MessagingWriter) {
         self.server = server
         self.writer = writer
+        self.messaging = messaging
     }
 
     // MARK: - Writes
@@ -128,8 +131,9 @@ final class MessagingHub {
         pending.waiting = []
         pending.inFlight = true
         let now = unixNow()
+        let messaging = messaging
         write({ db in
-            try MessagingJobs.receipt(db, userID: userID, threadID: threadID, delivered: delivered, read: read, now: now)
+            try MessagingJobs.receipt(db, messaging, userID: userID, threadID: threadID, delivered: delivered, read: read, now: now)
         }, then: { [self] result in
             if case .success(let outcome) = result { publish(outcome.events) }
             for reply in waiting { reply(result.map(\.result)) }

@@ -38,7 +38,11 @@ enum MessagingJobs {
     /// The thread if `userID` takes part in it; `forbidden` otherwise, so
     /// outsiders cannot tell a foreign thread from a missing one.
     static func participantThread(_ db: Database, threadID: String, userID: String) throws -> ThreadRecord {
-        guard let thread = try Messaging.thread(db, id: threadID), thread.coachID == userID || thread.clientID == userID else {
+        try participant(Messaging.thread(db, id: threadID), userID: userID)
+    }
+
+    static func participant(_ thread: ThreadRecord?, userID: String) throws -> ThreadRecord {
+        guard let thread, thread.coachID == userID || thread.clientID == userID else {
             throw APIError(.forbidden, field: "thread_id")
         }
         return thread
@@ -51,14 +55,14 @@ enum MessagingJobs {
             kind: stored.kind, text: stored.kind == "meal_log" ? nil : stored.body, meal: meal, createdAt: stored.createdAt)
     }
 
-    static func send(_ db: Database, senderID: String, threadID: String, clientMessageID: String, kind: String,
+    static func send(_ db: Database, _ state: MessagingWriter, senderID: String, threadID: String, clientMessageID: String, kind: String,
                      text: String?, meal: MealLog?, now: Int64) throws -> SendOutcome {
-        let thread = try participantThread(db, threadID: threadID, userID: senderID)
+        let thread = try participant(state.thread(db, id: threadID), userID: senderID)
         guard try Messaging.isActive(db, thread: thread) else { throw APIError(.threadInactive, field: "thread_id") }
         let body = meal.map { JSON.encode($0) } ?? text ?? ""
         let peerID = thread.coachID == senderID ? thread.clientID : thread.coachID
-        let senderBefore = try Messaging.receipt(db, threadID: threadID, userID: senderID)
-        let outcome = try Messaging.insertMessage(db, NewMessage(
+        let senderBefore = try state.receipt(db, threadID: threadID, userID: senderID)
+        let outcome = try state.insertMessage(db, NewMessage(
             threadID: threadID, senderID: senderID, clientMessageID: clientMessageID, kind: kind, body: body, createdAt: now,
             preview: MessageRules.preview(text: text, meal: meal)))
         guard case .inserted(let stored) = outcome else {
@@ -66,61 +70,61 @@ enum MessagingJobs {
             throw APIError(.internalError)
         }
         let view = messageView(stored)
-        let payload = JSON.encode(MessageEvent(message: view))
+        let payload = MessageEvent(message: view).jsonText
         var events: [LoggedEvent] = []
         for user in [peerID, senderID] {
-            events.append(try append(db, user, "message", payload, now))
+            events.append(try append(db, state, user, "message", payload, now))
         }
         // The peer has one more unread message.
-        events.append(try unreadEvent(db, userID: peerID, threadID: threadID, lastSeq: stored.seq, now: now))
+        events.append(try unreadEvent(db, state, userID: peerID, threadID: threadID, lastSeq: stored.seq, now: now))
         // Writing marks the thread read for the sender. If they had unread
         // messages from the peer, their badge and the peer's ✓✓ move too.
         if senderBefore.readSeq < stored.seq - 1 {
-            let senderAfter = try Messaging.receipt(db, threadID: threadID, userID: senderID)
-            events.append(try unreadEvent(db, userID: senderID, threadID: threadID, lastSeq: stored.seq, now: now))
-            events.append(try receiptEvent(db, to: peerID, senderAfter, now: now))
+            let senderAfter = try state.receipt(db, threadID: threadID, userID: senderID)
+            events.append(try unreadEvent(db, state, userID: senderID, threadID: threadID, lastSeq: stored.seq, now: now))
+            events.append(try receiptEvent(db, state, to: peerID, senderAfter, now: now))
         }
         return SendOutcome(message: view, events: events)
     }
 
     /// Delivered and/or read up to a seq. Positions only move forward; the
     /// peer learns of a change, and the reader's other devices of a read.
-    static func receipt(_ db: Database, userID: String, threadID: String, delivered: Int64?, read: Int64?, now: Int64) throws -> ReceiptOutcome {
-        let thread = try participantThread(db, threadID: threadID, userID: userID)
-        let before = try Messaging.receipt(db, threadID: threadID, userID: userID)
-        let (after, changed) = try Messaging.updateReceipt(db, threadID: threadID, userID: userID, deliveredSeq: delivered, readSeq: read)
+    static func receipt(_ db: Database, _ state: MessagingWriter, userID: String, threadID: String, delivered: Int64?, read: Int64?, now: Int64) throws -> ReceiptOutcome {
+        let thread = try participant(state.thread(db, id: threadID), userID: userID)
+        let before = try state.receipt(db, threadID: threadID, userID: userID)
+        let (after, changed) = try state.updateReceipt(db, threadID: threadID, userID: userID, deliveredSeq: delivered, readSeq: read)
         var events: [LoggedEvent] = []
-        let current = try Messaging.thread(db, id: threadID) ?? thread
+        let current = try state.thread(db, id: threadID) ?? thread
         if changed {
             let peerID = thread.coachID == userID ? thread.clientID : thread.coachID
-            events.append(try receiptEvent(db, to: peerID, after, now: now))
+            events.append(try receiptEvent(db, state, to: peerID, after, now: now))
             if after.readSeq != before.readSeq {
-                events.append(try unreadEvent(db, userID: userID, threadID: threadID, lastSeq: current.lastSeq, now: now))
+                events.append(try unreadEvent(db, state, userID: userID, threadID: threadID, lastSeq: current.lastSeq, now: now))
             }
         }
         let unread = max(0, current.lastSeq - after.readSeq)
         let result = ReceiptResult(
             threadId: threadID, deliveredSeq: after.deliveredSeq, readSeq: after.readSeq, unread: unread,
-            totalUnread: try Messaging.totalUnread(db, userID: userID))
+            totalUnread: try state.totalUnread(db, userID: userID))
         return ReceiptOutcome(result: result, events: events)
     }
 
-    private static func unreadEvent(_ db: Database, userID: String, threadID: String, lastSeq: Int64, now: Int64) throws -> LoggedEvent {
-        let receipt = try Messaging.receipt(db, threadID: threadID, userID: userID)
+    private static func unreadEvent(_ db: Database, _ state: MessagingWriter, userID: String, threadID: String, lastSeq: Int64, now: Int64) throws -> LoggedEvent {
+        let receipt = try state.receipt(db, threadID: threadID, userID: userID)
         let event = UnreadEvent(
             threadId: threadID, unread: max(0, lastSeq - receipt.readSeq),
-            totalUnread: try Messaging.totalUnread(db, userID: userID), readSeq: receipt.readSeq)
-        return try append(db, userID, "unread", JSON.encode(event), now)
+            totalUnread: try state.totalUnread(db, userID: userID), readSeq: receipt.readSeq)
+        return try append(db, state, userID, "unread", event.jsonText, now)
     }
 
-    private static func receiptEvent(_ db: Database, to peerID: String, _ receipt: ReceiptRecord, now: Int64) throws -> LoggedEvent {
+    private static func receiptEvent(_ db: Database, _ state: MessagingWriter, to peerID: String, _ receipt: ReceiptRecord, now: Int64) throws -> LoggedEvent {
         let event = ReceiptEvent(
             threadId: receipt.threadID, userId: receipt.userID, deliveredSeq: receipt.deliveredSeq, readSeq: receipt.readSeq)
-        return try append(db, peerID, "receipt", JSON.encode(event), now)
+        return try append(db, state, peerID, "receipt", event.jsonText, now)
     }
 
-    private static func append(_ db: Database, _ userID: String, _ kind: String, _ payload: String, _ now: Int64) throws -> LoggedEvent {
-        let cursor = try Messaging.appendEvent(db, userID: userID, kind: kind, payload: payload, now: now)
+    private static func append(_ db: Database, _ state: MessagingWriter, _ userID: String, _ kind: String, _ payload: String, _ now: Int64) throws -> LoggedEvent {
+        let cursor = try state.appendEvent(db, userID: userID, kind: kind, payload: payload, now: now)
         return LoggedEvent(userID: userID, cursor: cursor, payload: payload)
     }
 }

@@ -29,42 +29,19 @@ public enum Messaging {
 
     // MARK: Messages
 
-    /// Appends a message with the next gapless seq of its thread (thread.lastSeq + 1, updated with
-    /// lastMessageAt, lastPreview, lastSenderId). If (threadID, senderID, clientMessageID) exists already,
-    /// nothing changes and the original comes back as `.duplicate`. A message by a participant also moves that
-    /// participant's receipt (readSeq and deliveredSeq) up to the new seq. Throws
-    /// `MessagingError.threadNotFound` for an unknown thread.
+    /// Appends a message with the next gapless seq of its thread; see `MessagingWriter.insertMessage`, which
+    /// this runs without a cache.
     public static func insertMessage(_ db: Database, _ message: NewMessage) throws -> InsertOutcome {
-        if let original = try Row.fetchOne(db.cachedStatement(sql: """
+        try MessagingWriter().insertMessage(db, message)
+    }
+
+    /// The message a sender sent with this idempotency id, or nil.
+    public static func message(_ db: Database, threadID: String, senderID: String?,
+                               clientMessageID: String) throws -> StoredMessage? {
+        try Row.fetchOne(db.cachedStatement(sql: """
             SELECT * FROM message
             WHERE threadId = ? AND COALESCE(senderId, '') = COALESCE(?, '') AND clientMessageId = ?
-            """), arguments: [message.threadID, message.senderID, message.clientMessageID]) {
-            return .duplicate(StoredMessage(row: original))
-        }
-        // Write first, then read: the UPDATE takes the write lock, so the seq we read back is ours.
-        try db.cachedStatement(sql: """
-            UPDATE thread SET lastSeq = lastSeq + 1, lastMessageAt = ?, lastPreview = ?, lastSenderId = ?
-            WHERE id = ?
-            """).execute(arguments: [message.createdAt, message.preview, message.senderID, message.threadID])
-        guard db.changesCount == 1,
-              let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT lastSeq, coachId, clientId FROM thread WHERE id = ?"),
-                                         arguments: [message.threadID]) else {
-            throw MessagingError.threadNotFound(message.threadID)
-        }
-        let seq: Int64 = row["lastSeq"]
-        let coachID: String = row["coachId"]
-        let clientID: String = row["clientId"]
-        try db.cachedStatement(sql: """
-            INSERT INTO message (threadId, seq, senderId, clientMessageId, kind, body, createdAt)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [message.threadID, seq, message.senderID, message.clientMessageID, message.kind,
-                             message.body, message.createdAt])
-        if let sender = message.senderID, sender == coachID || sender == clientID {
-            try raiseReceipt(db, threadID: message.threadID, userID: sender, deliveredSeq: seq, readSeq: seq)
-        }
-        return .inserted(StoredMessage(threadID: message.threadID, seq: seq, senderID: message.senderID,
-                                       clientMessageID: message.clientMessageID, kind: message.kind,
-                                       body: message.body, createdAt: message.createdAt))
+            """), arguments: [threadID, senderID, clientMessageID]).map(StoredMessage.init(row:))
     }
 
     /// Messages with seq < beforeSeq (nil = from the newest), newest first, at most `limit`
@@ -86,22 +63,11 @@ public enum Messaging {
 
     // MARK: Receipts
 
-    /// Raises deliveredSeq and/or readSeq (never lowers; readSeq also raises deliveredSeq; both capped at the
-    /// thread's lastSeq). Returns the receipt after the update and whether anything changed. Throws
-    /// `MessagingError.threadNotFound` for an unknown thread.
+    /// Raises deliveredSeq and/or readSeq; see `MessagingWriter.updateReceipt`, which this runs without a cache.
     public static func updateReceipt(_ db: Database, threadID: String, userID: String, deliveredSeq: Int64?,
                                      readSeq: Int64?) throws -> (receipt: ReceiptRecord, changed: Bool) {
-        guard let lastSeq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT lastSeq FROM thread WHERE id = ?"),
-                                               arguments: [threadID]) else {
-            throw MessagingError.threadNotFound(threadID)
-        }
-        let current = try receipt(db, threadID: threadID, userID: userID)
-        let read = max(current.readSeq, min(readSeq ?? 0, lastSeq))
-        let delivered = max(current.deliveredSeq, min(deliveredSeq ?? 0, lastSeq), read)
-        let updated = ReceiptRecord(threadID: threadID, userID: userID, deliveredSeq: delivered, readSeq: read)
-        guard updated != current else { return (current, false) }
-        try raiseReceipt(db, threadID: threadID, userID: userID, deliveredSeq: delivered, readSeq: read)
-        return (updated, true)
+        try MessagingWriter().updateReceipt(db, threadID: threadID, userID: userID, deliveredSeq: deliveredSeq,
+                                            readSeq: readSeq)
     }
 
     /// The user's receipt in the thread (zeros if none).
@@ -111,16 +77,6 @@ public enum Messaging {
             """), arguments: [threadID, userID])
         return ReceiptRecord(threadID: threadID, userID: userID, deliveredSeq: row?["deliveredSeq"] ?? 0,
                              readSeq: row?["readSeq"] ?? 0)
-    }
-
-    private static func raiseReceipt(_ db: Database, threadID: String, userID: String, deliveredSeq: Int64,
-                                     readSeq: Int64) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq) VALUES (?, ?, ?, ?)
-            ON CONFLICT(threadId, userId) DO UPDATE SET
-                deliveredSeq = MAX(deliveredSeq, excluded.deliveredSeq),
-                readSeq = MAX(readSeq, excluded.readSeq)
-            """).execute(arguments: [threadID, userID, deliveredSeq, readSeq])
     }
 
     // MARK: Unread and conversation list
@@ -159,19 +115,11 @@ public enum Messaging {
 
     // MARK: The user event log
 
-    /// Appends to the user's ordered event log; returns the new cursor (userCursor.lastCursor + 1, gapless,
-    /// never reused, also after pruning).
+    /// Appends to the user's ordered event log; see `MessagingWriter.appendEvent`, which this runs without a
+    /// cache.
     @discardableResult
     public static func appendEvent(_ db: Database, userID: String, kind: String, payload: String, now: Int64) throws -> Int64 {
-        try db.cachedStatement(sql: """
-            INSERT INTO userCursor (userId, lastCursor) VALUES (?, 1)
-            ON CONFLICT(userId) DO UPDATE SET lastCursor = lastCursor + 1
-            """).execute(arguments: [userID])
-        let cursor = try latestCursor(db, userID: userID)
-        try db.cachedStatement(sql: """
-            INSERT INTO userEvent (userId, cursor, kind, payload, createdAt) VALUES (?, ?, ?, ?, ?)
-            """).execute(arguments: [userID, cursor, kind, payload, now])
-        return cursor
+        try MessagingWriter().appendEvent(db, userID: userID, kind: kind, payload: payload, now: now)
     }
 
     /// Events with cursor > `cursor`, ascending, at most `limit`; or `.expired` when events after `cursor`
@@ -188,9 +136,14 @@ public enum Messaging {
             """), arguments: [userID, cursor, limit]).map(UserEventRecord.init(row:)))
     }
 
-    /// The user's latest cursor (0 if none).
+    /// The user's latest cursor (0 if none): the newest event, or the mark pruning left when it deleted the
+    /// newest (`userCursor`), whichever is higher. Appends do not write the mark; only pruning needs it.
     public static func latestCursor(_ db: Database, userID: String) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT lastCursor FROM userCursor WHERE userId = ?"), arguments: [userID]) ?? 0
+        let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(cursor) FROM userEvent WHERE userId = ?"),
+                                        arguments: [userID]) ?? 0
+        let mark = try Int64.fetchOne(db.cachedStatement(sql: "SELECT lastCursor FROM userCursor WHERE userId = ?"),
+                                      arguments: [userID]) ?? 0
+        return max(newest, mark)
     }
 
     /// Deletes events older than `olderThan` (createdAt) but always keeps each user's newest `keepAtLeast`.
@@ -200,10 +153,8 @@ public enum Messaging {
     @discardableResult
     public static func pruneEvents(_ db: Database, olderThan: Int64, keepAtLeast: Int) throws -> Int {
         let candidates = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT c.userId, c.lastCursor,
-                   (SELECT MIN(n.cursor) FROM userEvent n WHERE n.userId = c.userId AND n.createdAt >= ?1) AS firstKept
-            FROM userCursor c
-            WHERE EXISTS (SELECT 1 FROM userEvent e WHERE e.userId = c.userId AND e.createdAt < ?1)
+            SELECT userId, MAX(cursor) AS lastCursor, MIN(CASE WHEN createdAt >= ?1 THEN cursor END) AS firstKept
+            FROM userEvent GROUP BY userId HAVING MIN(createdAt) < ?1
             """), arguments: [olderThan])
         var deleted = 0
         for row in candidates {
@@ -211,6 +162,13 @@ public enum Messaging {
             let lastCursor: Int64 = row["lastCursor"]
             var cutoff = lastCursor - Int64(max(keepAtLeast, 0))
             if let firstKept: Int64 = row["firstKept"] { cutoff = min(cutoff, firstKept - 1) }
+            if cutoff >= lastCursor {
+                // The newest event goes too: keep its cursor as the mark, so it is never handed out again.
+                try db.cachedStatement(sql: """
+                    INSERT INTO userCursor (userId, lastCursor) VALUES (?, ?)
+                    ON CONFLICT(userId) DO UPDATE SET lastCursor = MAX(lastCursor, excluded.lastCursor)
+                    """).execute(arguments: [userID, lastCursor])
+            }
             try db.cachedStatement(sql: "DELETE FROM userEvent WHERE userId = ? AND cursor <= ?").execute(arguments: [userID, cutoff])
             deleted += db.changesCount
         }

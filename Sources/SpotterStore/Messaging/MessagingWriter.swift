@@ -1,0 +1,187 @@
+import GRDB
+
+/// The write side of messaging, for the one connection that writes (the store writer's thread).
+///
+/// It keeps what every send needs — each thread's participants and `lastSeq`, receipts, each user's latest
+/// cursor and total unread — in memory, so a send reads nothing from SQLite once its thread and users are
+/// known. The cache is write-through: every change is written to SQLite in the caller's transaction first and
+/// copied into memory only after its statements succeeded, so the database stays the truth and the cache can be
+/// dropped (`invalidate()`) at any time; it fills again from SQLite on the next miss.
+///
+/// Not thread-safe: one instance belongs to one writing connection. A transaction or savepoint that rolls back
+/// must be followed by `invalidate()` (the store writer does this), because the cache may hold the rolled-back
+/// changes. Writes to threads or receipts that bypass this type must invalidate it too; creating threads and
+/// links does not need to (a new thread starts at seq 0 and is loaded on first use).
+public final class MessagingWriter: @unchecked Sendable {
+    private struct ReceiptKey: Hashable {
+        let threadID: String
+        let userID: String
+    }
+
+    private var threads: [String: ThreadRecord] = [:]
+    private var receipts: [ReceiptKey: ReceiptRecord] = [:]
+    private var cursors: [String: Int64] = [:]
+    private var totals: [String: Int64] = [:]
+    private let capacity: Int
+
+    /// `capacity`: past this many entries in any one table the whole cache is dropped and refills on demand,
+    /// which bounds memory however many users write.
+    public init(capacity: Int = 200_000) {
+        self.capacity = max(capacity, 1)
+    }
+
+    /// Forgets everything cached. Always safe: the database holds every change.
+    public func invalidate() {
+        threads.removeAll(keepingCapacity: true)
+        receipts.removeAll(keepingCapacity: true)
+        cursors.removeAll(keepingCapacity: true)
+        totals.removeAll(keepingCapacity: true)
+    }
+
+    /// Entries cached (for tests).
+    public var cachedEntries: Int { threads.count + receipts.count + cursors.count + totals.count }
+
+    // MARK: Reads (cached)
+
+    public func thread(_ db: Database, id: String) throws -> ThreadRecord? {
+        if let thread = threads[id] { return thread }
+        guard let thread = try Messaging.thread(db, id: id) else { return nil }
+        trim(threads.count)
+        threads[id] = thread
+        return thread
+    }
+
+    public func receipt(_ db: Database, threadID: String, userID: String) throws -> ReceiptRecord {
+        let key = ReceiptKey(threadID: threadID, userID: userID)
+        if let receipt = receipts[key] { return receipt }
+        let receipt = try Messaging.receipt(db, threadID: threadID, userID: userID)
+        trim(receipts.count)
+        receipts[key] = receipt
+        return receipt
+    }
+
+    public func totalUnread(_ db: Database, userID: String) throws -> Int64 {
+        if let total = totals[userID] { return total }
+        let total = try Messaging.totalUnread(db, userID: userID)
+        trim(totals.count)
+        totals[userID] = total
+        return total
+    }
+
+    public func latestCursor(_ db: Database, userID: String) throws -> Int64 {
+        if let cursor = cursors[userID] { return cursor }
+        let cursor = try Messaging.latestCursor(db, userID: userID)
+        trim(cursors.count)
+        cursors[userID] = cursor
+        return cursor
+    }
+
+    // MARK: Writes
+
+    /// Appends a message with the next gapless seq of its thread (thread.lastSeq + 1, updated with
+    /// lastMessageAt, lastPreview, lastSenderId). If (threadID, senderID, clientMessageID) exists already,
+    /// nothing changes and the original comes back as `.duplicate`. A message by a participant also moves that
+    /// participant's receipt (readSeq and deliveredSeq) up to the new seq. Throws
+    /// `MessagingError.threadNotFound` for an unknown thread.
+    public func insertMessage(_ db: Database, _ message: NewMessage) throws -> InsertOutcome {
+        guard let before = try thread(db, id: message.threadID) else {
+            throw MessagingError.threadNotFound(message.threadID)
+        }
+        let seq = before.lastSeq + 1
+        do {
+            // The idempotency index refuses a retry; the INSERT does that check as it places the row.
+            try db.cachedStatement(sql: """
+                INSERT INTO message (threadId, seq, senderId, clientMessageId, kind, body, createdAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [message.threadID, seq, message.senderID, message.clientMessageID,
+                                         message.kind, message.body, message.createdAt])
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            if let original = try Messaging.message(db, threadID: message.threadID, senderID: message.senderID,
+                                                    clientMessageID: message.clientMessageID) {
+                return .duplicate(original)
+            }
+            throw error
+        }
+        try db.cachedStatement(sql: """
+            UPDATE thread SET lastSeq = ?, lastMessageAt = ?, lastPreview = ?, lastSenderId = ? WHERE id = ?
+            """).execute(arguments: [seq, message.createdAt, message.preview, message.senderID, message.threadID])
+        var after = before
+        after.lastSeq = seq
+        after.lastMessageAt = message.createdAt
+        after.lastPreview = message.preview
+        after.lastSenderID = message.senderID
+
+        // Receipts of both participants as they stand after this message.
+        var moved: [(user: String, before: ReceiptRecord, after: ReceiptRecord)] = []
+        for user in [before.coachID, before.clientID] {
+            let current = try receipt(db, threadID: message.threadID, userID: user)
+            var raised = current
+            if user == message.senderID {
+                raised.deliveredSeq = seq
+                raised.readSeq = seq
+                try raiseReceipt(db, raised)
+            }
+            moved.append((user, current, raised))
+        }
+        threads[message.threadID] = after
+        for entry in moved {
+            adjustTotal(entry.user, before: before, entry.before, after: after, entry.after)
+            receipts[ReceiptKey(threadID: message.threadID, userID: entry.user)] = entry.after
+        }
+        return .inserted(StoredMessage(threadID: message.threadID, seq: seq, senderID: message.senderID,
+                                       clientMessageID: message.clientMessageID, kind: message.kind,
+                                       body: message.body, createdAt: message.createdAt))
+    }
+
+    /// Raises deliveredSeq and/or readSeq (never lowers; readSeq also raises deliveredSeq; both capped at the
+    /// thread's lastSeq). Returns the receipt after the update and whether anything changed. Throws
+    /// `MessagingError.threadNotFound` for an unknown thread.
+    public func updateReceipt(_ db: Database, threadID: String, userID: String, deliveredSeq: Int64?,
+                              readSeq: Int64?) throws -> (receipt: ReceiptRecord, changed: Bool) {
+        guard let thread = try thread(db, id: threadID) else { throw MessagingError.threadNotFound(threadID) }
+        let current = try receipt(db, threadID: threadID, userID: userID)
+        let read = max(current.readSeq, min(readSeq ?? 0, thread.lastSeq))
+        let delivered = max(current.deliveredSeq, min(deliveredSeq ?? 0, thread.lastSeq), read)
+        let updated = ReceiptRecord(threadID: threadID, userID: userID, deliveredSeq: delivered, readSeq: read)
+        guard updated != current else { return (current, false) }
+        try raiseReceipt(db, updated)
+        adjustTotal(userID, before: thread, current, after: thread, updated)
+        receipts[ReceiptKey(threadID: threadID, userID: userID)] = updated
+        return (updated, true)
+    }
+
+    /// Appends to the user's ordered event log; returns the new cursor (the latest + 1: gapless, never reused,
+    /// also after pruning, which records the latest cursor of a user before deleting their events).
+    public func appendEvent(_ db: Database, userID: String, kind: String, payload: String, now: Int64) throws -> Int64 {
+        let cursor = try latestCursor(db, userID: userID) + 1
+        try db.cachedStatement(sql: """
+            INSERT INTO userEvent (userId, cursor, kind, payload, createdAt) VALUES (?, ?, ?, ?, ?)
+            """).execute(arguments: [userID, cursor, kind, payload, now])
+        cursors[userID] = cursor
+        return cursor
+    }
+
+    // MARK: Helpers
+
+    private func raiseReceipt(_ db: Database, _ receipt: ReceiptRecord) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq) VALUES (?, ?, ?, ?)
+            ON CONFLICT(threadId, userId) DO UPDATE SET
+                deliveredSeq = MAX(deliveredSeq, excluded.deliveredSeq),
+                readSeq = MAX(readSeq, excluded.readSeq)
+            """).execute(arguments: [receipt.threadID, receipt.userID, receipt.deliveredSeq, receipt.readSeq])
+    }
+
+    /// Moves a cached total by the change of the user's unread count in one thread.
+    private func adjustTotal(_ userID: String, before: ThreadRecord, _ receiptBefore: ReceiptRecord,
+                             after: ThreadRecord, _ receiptAfter: ReceiptRecord) {
+        guard let total = totals[userID] else { return }
+        let delta = max(after.lastSeq - receiptAfter.readSeq, 0) - max(before.lastSeq - receiptBefore.readSeq, 0)
+        totals[userID] = total + delta
+    }
+
+    /// Drops everything when a table is full: cheaper than tracking use, and the cache refills with what is hot.
+    private func trim(_ count: Int) {
+        if count >= capacity { invalidate() }
+    }
+}

@@ -1,0 +1,61 @@
+import FoundationEssentials
+import Testing
+@testable import SpotterProtocol
+
+/// The hand-written JSON must be byte for byte what JSONEncoder (sorted keys, unescaped slashes) writes.
+@Suite("JSONText: the hot-path JSON")
+struct JSONTextTests {
+    private func encoded<T: Encodable>(_ value: T) -> String { JSONText.encoder.encodeToString(value) }
+
+    /// Every ASCII character alone, and tricky non-ASCII text.
+    static let samples: [String] = (0..<128).map { String(UnicodeScalar(UInt8($0))) } + [
+        "", "hello coach", "a/b\\c\"d", "line\nbreak\ttab\r\u{8}\u{c}", "\u{0}\u{1f}\u{7f}",
+        "مرحبا يا كابتن 💪", "emoji 👩🏽‍💻 and \u{2028}\u{2029} separators", "\u{FEFF}bom", "é vs e\u{301}",
+    ]
+
+    @Test("strings escape exactly as JSONEncoder escapes them")
+    func strings() {
+        for sample in Self.samples {
+            #expect(JSONText.string(sample) == encoded(sample), "\(Array(sample.unicodeScalars.map(\.value)))")
+        }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let scalars = (0..<Int.random(in: 0..<40, using: &random)).compactMap { _ in
+                UnicodeScalar(UInt32.random(in: 0..<(Bool.random(using: &random) ? 0x80 : 0x2FFFF), using: &random))
+            }
+            let sample = String(String.UnicodeScalarView(scalars))
+            #expect(JSONText.string(sample) == encoded(sample), "\(scalars.map(\.value))")
+        }
+    }
+
+    @Test("messages, events and receipt results match JSONEncoder, with nil fields left out")
+    func wireTypes() {
+        for text in Self.samples {
+            for senderId in [String?.none, "u-\(text)"] {
+                let message = MessageView(threadId: "t/\(text)", seq: Int64.max, senderId: senderId, clientMessageId: text,
+                                          kind: senderId == nil ? "system" : "text", text: text, meal: nil,
+                                          createdAt: -5)
+                #expect(message.jsonText == encoded(message))
+                #expect(MessageEvent(message: message).jsonText == encoded(MessageEvent(message: message)))
+            }
+            let unread = UnreadEvent(threadId: text, unread: 3, totalUnread: 1_000_000_007, readSeq: 0)
+            #expect(unread.jsonText == encoded(unread))
+            let receipt = ReceiptEvent(threadId: "t", userId: text, deliveredSeq: 9, readSeq: Int64.min)
+            #expect(receipt.jsonText == encoded(receipt))
+            let result = ReceiptResult(threadId: text, deliveredSeq: 1, readSeq: 2, unread: 3, totalUnread: 4)
+            #expect(result.jsonText == encoded(result))
+        }
+        let meal = MessageView(threadId: "t", seq: 1, senderId: "u", clientMessageId: "m", kind: "meal_log", text: nil,
+                               meal: MealLog(name: "Oats", ingredients: ["oats", "milk"], calories: 310.5, proteinG: 12,
+                                             carbsG: 50.25, fatsG: 7, mealType: "breakfast", photoRef: nil),
+                               createdAt: 1)
+        #expect(meal.jsonText == encoded(meal))
+        #expect(MessageEvent(message: meal).jsonText == encoded(MessageEvent(message: meal)))
+    }
+
+    @Test("a reply's id is a JSON string or null")
+    func replyID() {
+        #expect(Reply.ok(id: "a\"b", resultJSON: "{}") == #"{"type":"reply","id":"a\"b","ok":true,"result":{}}"#)
+        #expect(Reply.ok(id: nil, resultJSON: "1") == #"{"type":"reply","id":null,"ok":true,"result":1}"#)
+    }
+}
