@@ -46,6 +46,8 @@ let package = Package(
             name: "SpotterStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, as GRDB exports it: the writer binds its per-message statements directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import Logging
 
@@ -36,7 +37,10 @@ public final class Store: Sendable {
         // The writer's page cache holds every page a group-commit batch dirties (SQLite's default is 2 MiB): a
         // smaller one spills dirty pages into the WAL mid-transaction and reads them back. Pages are shared by
         // nothing else, so this costs at most this much memory.
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)") }
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(ProcessInfo.processInfo.environment["SPOTTER_EXP_CKPT"] ?? "1000")")
+        }
         try migrator.migrate(pool)
         logger.info("database ready", metadata: ["path": "\(pool.path)"])
         return Store(writer: pool, runNumber: nil)

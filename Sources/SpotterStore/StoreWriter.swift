@@ -176,14 +176,25 @@ private final class Job<T: Sendable>: WriterJob {
     }
 
     func run(_ db: Database) {
+        // Raw savepoint statements, prepared once per connection: GRDB's `inSavepoint` compiles its two
+        // statements on every call, which cost more than a small job itself.
         do {
-            var value: T?
-            try db.inSavepoint {
-                value = try work(db)
-                return .commit
-            }
-            result = value.map { .success($0) } ?? .failure(StoreWriterError.transactionAborted)
+            try db.cachedStatement(sql: "SAVEPOINT job").execute()
         } catch {
+            result = .failure(error)
+            return
+        }
+        do {
+            let value = try work(db)
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
+            result = .success(value)
+        } catch {
+            // Undo this job only. If SQLite already rolled the whole transaction back, the savepoint is gone
+            // and the batch loop notices.
+            if db.isInsideTransaction {
+                try? db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT job").execute()
+                try? db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
+            }
             result = .failure(error)
         }
     }

@@ -63,6 +63,7 @@ struct MessagingTests {
 
     @Test(arguments: [
         (#"{"thread_id":"T","client_message_id":"a","text":"   "}"#, "invalid_message"),
+        (#"{"thread_id":"T","client_message_id":"a","text":"a\u0000b"}"#, "invalid_message"),
         (#"{"thread_id":"T","client_message_id":"a","text":"LONG"}"#, "message_too_long"),
         (#"{"thread_id":"T","client_message_id":"a","kind":"system","text":"hi"}"#, "invalid_message"),
         (#"{"thread_id":"T","text":"hi"}"#, "missing_field"),

@@ -96,6 +96,27 @@ struct MessagingWriterTests {
         }
     }
 
+    @Test("appendEvents numbers each user's events consecutively, in the order given, in one statement")
+    func appendEventsInterleaved() throws {
+        let cache = MessagingWriter()
+        try store.writer.write { db in
+            _ = try cache.appendEvent(db, userID: "k1", kind: "k", payload: "first", now: 1)
+            let cursors = try cache.appendEvents(db, [
+                NewEvent(userID: "c1", kind: "message", payload: "a"), NewEvent(userID: "k1", kind: "message", payload: "b"),
+                NewEvent(userID: "c1", kind: "unread", payload: "c"), NewEvent(userID: "k1", kind: "receipt", payload: ""),
+                NewEvent(userID: "c2", kind: "message", payload: "d/e"),
+            ], now: 7)
+            #expect(cursors == [1, 2, 2, 3, 1])
+            let rows = try Row.fetchAll(db, sql: "SELECT userId, cursor, kind, payload, createdAt FROM userEvent ORDER BY userId, cursor")
+            #expect(rows.map { "\($0["userId"] as String)#\($0["cursor"] as Int64) \($0["kind"] as String) \($0["payload"] as String)" } == [
+                "c1#1 message a", "c1#2 unread c", "c2#1 message d/e", "k1#1 k first", "k1#2 message b", "k1#3 receipt "])
+            // An empty text is stored as '', not NULL; an empty list appends nothing.
+            #expect(try String?.fetchOne(db, sql: "SELECT payload FROM userEvent WHERE userId = 'k1' AND cursor = 3") == "")
+            #expect(try cache.appendEvents(db, [], now: 8) == [])
+            try expectMatchesDatabase(cache, db, 0)
+        }
+    }
+
     @Test("a job that throws after writing drops the cache, so the next job gets the right seq and cursor")
     func rollbackInvalidates() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-mw-\(UUID().uuidString)").path

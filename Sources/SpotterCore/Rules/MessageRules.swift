@@ -18,9 +18,12 @@ public enum MessageRules {
         return raw
     }
 
-    /// A text body: not blank, at most 1,000 characters. Kept exactly as sent.
+    /// A text body: not blank, at most 1,000 characters, no NUL (SQLite's text readers stop at one, so it could
+    /// not come back as sent). Kept exactly as sent.
     public static func text(_ raw: String?) throws(APIError) -> String {
-        guard let raw, raw.contains(where: { !$0.isWhitespace }) else { throw APIError(.invalidMessage, field: "text") }
+        guard let raw, raw.contains(where: { !$0.isWhitespace }), !raw.utf8.contains(0) else {
+            throw APIError(.invalidMessage, field: "text")
+        }
         guard raw.count <= maxTextCharacters else { throw APIError(.messageTooLong, field: "text") }
         return raw
     }

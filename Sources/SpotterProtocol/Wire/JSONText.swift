@@ -4,81 +4,106 @@ import FoundationEssentials
 /// `[.sortedKeys, .withoutEscapingSlashes]` (tests compare the two), at a fraction of the cost. Keys must be
 /// written in sorted order; nil values are left out, as the synthesized `Encodable` conformances do.
 public struct JSONText {
-    public private(set) var text: String
+    private var bytes: [UInt8]
     private var empty = true
 
     /// Starts an object.
     public init() {
-        text = "{"
-        text.reserveCapacity(160)
+        bytes = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(256)
     }
 
     public mutating func field(_ key: StaticString, _ value: String?) {
         guard let value else { return }
         open(key)
-        JSONText.appendString(value, to: &text)
+        JSONText.appendString(value, to: &bytes)
     }
 
     public mutating func field(_ key: StaticString, _ value: Int64?) {
         guard let value else { return }
         open(key)
-        text += String(value)
+        JSONText.appendInteger(value, to: &bytes)
     }
 
     /// A value that is JSON already (an object, an array).
     public mutating func field(_ key: StaticString, json value: String) {
         open(key)
-        text += value
+        bytes.append(contentsOf: value.utf8)
     }
 
     /// Closes the object and returns it.
     public mutating func finish() -> String {
-        text += "}"
-        return text
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private mutating func open(_ key: StaticString) {
-        text += empty ? "\"" : ",\""
+        if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
-        key.withUTF8Buffer { text += String(decoding: $0, as: UTF8.self) }
-        text += "\":"
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped, everything else as is.
     public static func string(_ value: String) -> String {
-        var text = ""
-        appendString(value, to: &text)
-        return text
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(value.utf8.count + 2)
+        appendString(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    public static func appendString(_ value: String, to text: inout String) {
-        text += "\""
-        let utf8 = value.utf8
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func appendString(_ value: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
-        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            text += value
-            text += "\""
+        let copied = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
             return
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count + 16)
-        for byte in utf8 {
+        for byte in value.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: bytes.append(byte)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0x20...: bytes.append(byte)
+            case 0x08: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "f"))
+            case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+            default:
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
             }
         }
-        text += String(decoding: bytes, as: UTF8.self)
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
     }
 }
 

@@ -71,20 +71,18 @@ enum MessagingJobs {
         }
         let view = messageView(stored)
         let payload = MessageEvent(message: view).jsonText
-        var events: [LoggedEvent] = []
-        for user in [peerID, senderID] {
-            events.append(try append(db, state, user, "message", payload, now))
-        }
+        var events = [NewEvent(userID: peerID, kind: "message", payload: payload),
+                      NewEvent(userID: senderID, kind: "message", payload: payload)]
         // The peer has one more unread message.
-        events.append(try unreadEvent(db, state, userID: peerID, threadID: threadID, lastSeq: stored.seq, now: now))
+        events.append(try unreadEvent(db, state, userID: peerID, threadID: threadID, lastSeq: stored.seq))
         // Writing marks the thread read for the sender. If they had unread
         // messages from the peer, their badge and the peer's ✓✓ move too.
         if senderBefore.readSeq < stored.seq - 1 {
             let senderAfter = try state.receipt(db, threadID: threadID, userID: senderID)
-            events.append(try unreadEvent(db, state, userID: senderID, threadID: threadID, lastSeq: stored.seq, now: now))
-            events.append(try receiptEvent(db, state, to: peerID, senderAfter, now: now))
+            events.append(try unreadEvent(db, state, userID: senderID, threadID: threadID, lastSeq: stored.seq))
+            events.append(receiptEvent(to: peerID, senderAfter))
         }
-        return SendOutcome(message: view, events: events)
+        return SendOutcome(message: view, events: try append(db, state, events, now))
     }
 
     /// Delivered and/or read up to a seq. Positions only move forward; the
@@ -93,38 +91,40 @@ enum MessagingJobs {
         let thread = try participant(state.thread(db, id: threadID), userID: userID)
         let before = try state.receipt(db, threadID: threadID, userID: userID)
         let (after, changed) = try state.updateReceipt(db, threadID: threadID, userID: userID, deliveredSeq: delivered, readSeq: read)
-        var events: [LoggedEvent] = []
+        var events: [NewEvent] = []
         let current = try state.thread(db, id: threadID) ?? thread
         if changed {
             let peerID = thread.coachID == userID ? thread.clientID : thread.coachID
-            events.append(try receiptEvent(db, state, to: peerID, after, now: now))
+            events.append(receiptEvent(to: peerID, after))
             if after.readSeq != before.readSeq {
-                events.append(try unreadEvent(db, state, userID: userID, threadID: threadID, lastSeq: current.lastSeq, now: now))
+                events.append(try unreadEvent(db, state, userID: userID, threadID: threadID, lastSeq: current.lastSeq))
             }
         }
         let unread = max(0, current.lastSeq - after.readSeq)
         let result = ReceiptResult(
             threadId: threadID, deliveredSeq: after.deliveredSeq, readSeq: after.readSeq, unread: unread,
             totalUnread: try state.totalUnread(db, userID: userID))
-        return ReceiptOutcome(result: result, events: events)
+        return ReceiptOutcome(result: result, events: try append(db, state, events, now))
     }
 
-    private static func unreadEvent(_ db: Database, _ state: MessagingWriter, userID: String, threadID: String, lastSeq: Int64, now: Int64) throws -> LoggedEvent {
+    private static func unreadEvent(_ db: Database, _ state: MessagingWriter, userID: String, threadID: String,
+                                    lastSeq: Int64) throws -> NewEvent {
         let receipt = try state.receipt(db, threadID: threadID, userID: userID)
         let event = UnreadEvent(
             threadId: threadID, unread: max(0, lastSeq - receipt.readSeq),
             totalUnread: try state.totalUnread(db, userID: userID), readSeq: receipt.readSeq)
-        return try append(db, state, userID, "unread", event.jsonText, now)
+        return NewEvent(userID: userID, kind: "unread", payload: event.jsonText)
     }
 
-    private static func receiptEvent(_ db: Database, _ state: MessagingWriter, to peerID: String, _ receipt: ReceiptRecord, now: Int64) throws -> LoggedEvent {
+    private static func receiptEvent(to peerID: String, _ receipt: ReceiptRecord) -> NewEvent {
         let event = ReceiptEvent(
             threadId: receipt.threadID, userId: receipt.userID, deliveredSeq: receipt.deliveredSeq, readSeq: receipt.readSeq)
-        return try append(db, state, peerID, "receipt", event.jsonText, now)
+        return NewEvent(userID: peerID, kind: "receipt", payload: event.jsonText)
     }
 
-    private static func append(_ db: Database, _ state: MessagingWriter, _ userID: String, _ kind: String, _ payload: String, _ now: Int64) throws -> LoggedEvent {
-        let cursor = try state.appendEvent(db, userID: userID, kind: kind, payload: payload, now: now)
-        return LoggedEvent(userID: userID, cursor: cursor, payload: payload)
+    /// Appends the events in one statement and returns them ready to push.
+    private static func append(_ db: Database, _ state: MessagingWriter, _ events: [NewEvent], _ now: Int64) throws -> [LoggedEvent] {
+        let cursors = try state.appendEvents(db, events, now: now)
+        return zip(events, cursors).map { LoggedEvent(userID: $0.userID, cursor: $1, payload: $0.payload) }
     }
 }

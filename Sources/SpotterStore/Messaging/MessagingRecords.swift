@@ -112,6 +112,19 @@ public struct ReceiptRecord: Sendable, Equatable {
     }
 }
 
+/// An event to append to a user's log; the writer assigns its cursor.
+public struct NewEvent: Sendable, Equatable {
+    public var userID: String
+    public var kind: String
+    public var payload: String
+
+    public init(userID: String, kind: String, payload: String) {
+        self.userID = userID
+        self.kind = kind
+        self.payload = payload
+    }
+}
+
 /// One entry of a user's ordered event log.
 public struct UserEventRecord: Sendable, Equatable {
     public var userID: String

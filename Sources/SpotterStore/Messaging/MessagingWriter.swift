@@ -90,11 +90,18 @@ public final class MessagingWriter: @unchecked Sendable {
         let seq = before.lastSeq + 1
         do {
             // The idempotency index refuses a retry; the INSERT does that check as it places the row.
-            try db.cachedStatement(sql: """
+            let insert = try DirectStatement(db, sql: """
                 INSERT INTO message (threadId, seq, senderId, clientMessageId, kind, body, createdAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [message.threadID, seq, message.senderID, message.clientMessageID,
-                                         message.kind, message.body, message.createdAt])
+                """)
+            insert.bind(1, message.threadID)
+            insert.bind(2, seq)
+            insert.bind(3, message.senderID)
+            insert.bind(4, message.clientMessageID)
+            insert.bind(5, message.kind)
+            insert.bind(6, message.body)
+            insert.bind(7, message.createdAt)
+            try insert.run()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             if let original = try Messaging.message(db, threadID: message.threadID, senderID: message.senderID,
                                                     clientMessageID: message.clientMessageID) {
@@ -102,9 +109,15 @@ public final class MessagingWriter: @unchecked Sendable {
             }
             throw error
         }
-        try db.cachedStatement(sql: """
+        let update = try DirectStatement(db, sql: """
             UPDATE thread SET lastSeq = ?, lastMessageAt = ?, lastPreview = ?, lastSenderId = ? WHERE id = ?
-            """).execute(arguments: [seq, message.createdAt, message.preview, message.senderID, message.threadID])
+            """)
+        update.bind(1, seq)
+        update.bind(2, message.createdAt)
+        update.bind(3, message.preview)
+        update.bind(4, message.senderID)
+        update.bind(5, message.threadID)
+        try update.run()
         var after = before
         after.lastSeq = seq
         after.lastMessageAt = message.createdAt
@@ -153,23 +166,54 @@ public final class MessagingWriter: @unchecked Sendable {
     /// Appends to the user's ordered event log; returns the new cursor (the latest + 1: gapless, never reused,
     /// also after pruning, which records the latest cursor of a user before deleting their events).
     public func appendEvent(_ db: Database, userID: String, kind: String, payload: String, now: Int64) throws -> Int64 {
-        let cursor = try latestCursor(db, userID: userID) + 1
-        try db.cachedStatement(sql: """
-            INSERT INTO userEvent (userId, cursor, kind, payload, createdAt) VALUES (?, ?, ?, ?, ?)
-            """).execute(arguments: [userID, cursor, kind, payload, now])
-        cursors[userID] = cursor
-        return cursor
+        try appendEvents(db, [NewEvent(userID: userID, kind: kind, payload: payload)], now: now)[0]
+    }
+
+    /// Appends several events with one statement; returns their cursors, in order. Events of the same user get
+    /// consecutive cursors in the order given.
+    public func appendEvents(_ db: Database, _ events: [NewEvent], now: Int64) throws -> [Int64] {
+        guard !events.isEmpty else { return [] }
+        var next: [String: Int64] = [:]
+        var assigned: [Int64] = []
+        assigned.reserveCapacity(events.count)
+        for event in events {
+            let cursor = try (next[event.userID] ?? latestCursor(db, userID: event.userID)) + 1
+            next[event.userID] = cursor
+            assigned.append(cursor)
+        }
+        let insert = try DirectStatement(db, sql: MessagingWriter.insertEventsSQL(count: events.count))
+        for (index, event) in events.enumerated() {
+            let base = Int32(index * 5)
+            insert.bind(base + 1, event.userID)
+            insert.bind(base + 2, assigned[index])
+            insert.bind(base + 3, event.kind)
+            insert.bind(base + 4, event.payload)
+            insert.bind(base + 5, now)
+        }
+        try insert.run()
+        for (user, cursor) in next { cursors[user] = cursor }
+        return assigned
+    }
+
+    private static func insertEventsSQL(count: Int) -> String {
+        "INSERT INTO userEvent (userId, cursor, kind, payload, createdAt) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?)", count: count).joined(separator: ", ")
     }
 
     // MARK: Helpers
 
     private func raiseReceipt(_ db: Database, _ receipt: ReceiptRecord) throws {
-        try db.cachedStatement(sql: """
+        let upsert = try DirectStatement(db, sql: """
             INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq) VALUES (?, ?, ?, ?)
             ON CONFLICT(threadId, userId) DO UPDATE SET
                 deliveredSeq = MAX(deliveredSeq, excluded.deliveredSeq),
                 readSeq = MAX(readSeq, excluded.readSeq)
-            """).execute(arguments: [receipt.threadID, receipt.userID, receipt.deliveredSeq, receipt.readSeq])
+            """)
+        upsert.bind(1, receipt.threadID)
+        upsert.bind(2, receipt.userID)
+        upsert.bind(3, receipt.deliveredSeq)
+        upsert.bind(4, receipt.readSeq)
+        try upsert.run()
     }
 
     /// Moves a cached total by the change of the user's unread count in one thread.
