@@ -1,4 +1,3 @@
-import Foundation
 import GRDB
 import Logging
 
@@ -16,6 +15,8 @@ public final class Store: Sendable {
     public let writer: any DatabaseWriter
     /// How many times a server has started on this database, this start included.
     public let runNumber: Int64?
+    /// The database file (nil in memory).
+    public let path: String?
 
     /// Opens (creating if needed) `directory/spotter.sqlite` and migrates it. With `synchronousFull` (the
     /// default) every commit is fsynced to the WAL before it returns, so an acknowledged write survives a
@@ -37,25 +38,28 @@ public final class Store: Sendable {
         // The writer's page cache holds every page a group-commit batch dirties (SQLite's default is 2 MiB): a
         // smaller one spills dirty pages into the WAL mid-transaction and reads them back. Pages are shared by
         // nothing else, so this costs at most this much memory.
+        // Checkpoints run on the store writer's checkpoint thread; the writer's own automatic checkpoint (inside
+        // a COMMIT) is only the backstop that restarts the WAL and bounds it at 32 MiB.
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(ProcessInfo.processInfo.environment["SPOTTER_EXP_CKPT"] ?? "1000")")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
         }
         try migrator.migrate(pool)
         logger.info("database ready", metadata: ["path": "\(pool.path)"])
-        return Store(writer: pool, runNumber: nil)
+        return Store(writer: pool, runNumber: nil, path: pool.path)
     }
 
     /// An in-memory database for tests.
     public static func inMemory() throws -> Store {
         let queue = try DatabaseQueue()
         try migrator.migrate(queue)
-        return Store(writer: queue, runNumber: nil)
+        return Store(writer: queue, runNumber: nil, path: nil)
     }
 
-    private init(writer: any DatabaseWriter, runNumber: Int64?) {
+    private init(writer: any DatabaseWriter, runNumber: Int64?, path: String?) {
         self.writer = writer
         self.runNumber = runNumber
+        self.path = path
     }
 
     /// Records a server start and returns a store that knows its run number.
@@ -64,7 +68,7 @@ public final class Store: Sendable {
             try db.execute(sql: "INSERT INTO serverRun (version, startedAt) VALUES (?, ?)", arguments: [version, unixSeconds])
             return db.lastInsertedRowID
         }
-        return Store(writer: writer, runNumber: run)
+        return Store(writer: writer, runNumber: run, path: path)
     }
 
     /// Applied migrations, oldest first.

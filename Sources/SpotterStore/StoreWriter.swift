@@ -10,6 +10,9 @@ import GRDB
 /// the batch transaction COMMITTED (never before: acknowledge after commit). If the COMMIT itself fails, every
 /// job of the batch gets the error.
 ///
+/// For a database file, a second thread copies committed pages from the WAL into the file (`Checkpointer`), so
+/// commits do not do it.
+///
 /// Call `stop()` before dropping the writer: the thread keeps the writer alive until then.
 public final class StoreWriter: @unchecked Sendable {
     // Everything below `condition` is guarded by it.
@@ -24,6 +27,7 @@ public final class StoreWriter: @unchecked Sendable {
     private let store: Store
     private let maxBatch: Int
     private let onRollback: @Sendable () -> Void
+    private let checkpointer: Checkpointer?
 
     /// `onRollback` runs on the writer thread whenever something it wrote did not stick: after a job's savepoint
     /// rolled back (the job threw) and after a batch that did not commit. Caches of what the writer wrote
@@ -32,6 +36,8 @@ public final class StoreWriter: @unchecked Sendable {
         self.store = store
         self.maxBatch = max(maxBatch, 1)
         self.onRollback = onRollback
+        // Without a checkpoint connection (it could not open) the writer's automatic checkpoint does the work.
+        self.checkpointer = store.path.flatMap { try? Checkpointer(path: $0) }
         let thread = Thread { [self] in self.run() }
         thread.name = "spotter.store.writer"
         self.thread = thread
@@ -71,6 +77,9 @@ public final class StoreWriter: @unchecked Sendable {
         defer { condition.unlock() }
         return batches
     }
+
+    /// Passes of the checkpoint thread so far (0 for an in-memory store).
+    public var checkpointPasses: Int { checkpointer?.passCount ?? 0 }
 
     /// Jobs whose work succeeded in a committed batch.
     public var jobsCommitted: Int {
@@ -120,6 +129,7 @@ public final class StoreWriter: @unchecked Sendable {
             }
             for job in completed { job.finish(commitError: commitError) }
         }
+        checkpointer?.stop()
     }
 
     /// Waits for jobs; nil once stopping and the queue is drained.

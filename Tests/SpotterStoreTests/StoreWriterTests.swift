@@ -291,4 +291,31 @@ struct StoreWriterTests {
         #expect(refused.wait(for: 1))
         #expect(throws: StoreWriterError.stopped) { try refused.all.first?.result.get() }
     }
+
+    @Test("the checkpoint thread copies committed pages into the database file while the writer keeps going")
+    func checkpointThreadCopiesPages() throws {
+        defer { cleanUp() }
+        // Switch the writer's own automatic checkpoint off: only the checkpoint thread copies pages now.
+        try store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        let databaseFile = directory + "/spotter.sqlite"
+        func fileSize() throws -> Int {
+            try (FileManager.default.attributesOfItem(atPath: databaseFile)[.size] as? NSNumber)?.intValue ?? -1
+        }
+        let before = try fileSize()
+        let writer = StoreWriter(store: store)
+        defer { writer.stop() }
+        let completions = Completions<Int64>()
+        let payload = String(repeating: "x", count: 2_000)
+        for i in 0..<400 {
+            writer.submit({ db in try Messaging.appendEvent(db, userID: "c\(i % 40)", kind: "job", payload: payload, now: 0) },
+                          completion: { completions.record(i, $0) })
+        }
+        #expect(completions.wait(for: 400))
+        // 400 × 2 KB is in the WAL; within a few passes (0.1 s apart) it is in the database file too.
+        let deadline = Date().addingTimeInterval(10)
+        while try fileSize() < before + 400 * 2_000, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try fileSize() >= before + 400 * 2_000)
+        #expect(writer.checkpointPasses > 0)
+        #expect(try payloads("c7", in: store).count == 10)
+    }
 }
