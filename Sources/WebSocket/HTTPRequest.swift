@@ -61,9 +61,14 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The value of one query parameter (no percent-decoding beyond `%XX` and `+`).
     public func queryParameter(_ name: String) -> String? {
         guard let query else { return nil }
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts[0] == name { return parts.count > 1 ? percentDecode(parts[1]) : "" }
+        // On UTF-8 bytes: splitting the String itself walks grapheme clusters, which showed in the connect
+        // profile (the query carries a 200-character access token).
+        let utf8 = query.utf8
+        for pair in utf8.split(separator: UInt8(ascii: "&")) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            guard utf8[pair.startIndex..<(equals ?? pair.endIndex)].elementsEqual(name.utf8) else { continue }
+            guard let equals else { return "" }
+            return percentDecode(query[utf8.index(after: equals)..<pair.endIndex])
         }
         return nil
     }

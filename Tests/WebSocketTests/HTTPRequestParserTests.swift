@@ -66,7 +66,7 @@ struct HTTPRequestParserTests {
     func pathAndQuery() {
         let request = HTTPRequest(
             method: "GET",
-            target: "/v1/ws?token=a%20b%2Bc&name=J+D&empty=&flag&arabic=%D9%85%D8%B1%D8%AD%D8%A8%D8%A7&lower=%e2%82%ac",
+            target: "/v1/ws?token=a%20b%2Bc&name=J+D&empty=&flag&arabic=%D9%85%D8%B1%D8%AD%D8%A8%D8%A7&lower=%e2%82%ac&&eq=x=y",
             headers: HTTPHeaders())
         #expect(request.path == "/v1/ws")
         #expect(request.query?.hasPrefix("token=a%20b") == true)
@@ -76,6 +76,8 @@ struct HTTPRequestParserTests {
         #expect(request.queryParameter("flag") == "")
         #expect(request.queryParameter("arabic") == "مرحبا")
         #expect(request.queryParameter("lower") == "€")
+        #expect(request.queryParameter("eq") == "x=y")
+        #expect(request.queryParameter("") == nil)
         #expect(request.queryParameter("missing") == nil)
         #expect(request.queryParameter("tok") == nil)
 

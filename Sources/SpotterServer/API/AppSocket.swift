@@ -73,8 +73,9 @@ final class AppSocket: WebSocketEndpoint {
         let userID = actor.userID
         api.server.loop.runBlocking({
             blockingResult { () -> (UserRecord?, [(ThreadRecord, Bool)], Int64) in
-                let user = try services.accounts.user(id: userID)
-                return try services.store.writer.read { db in
+                // One read transaction for everything the hello needs.
+                try services.store.writer.read { db in
+                    let user = try AccountStore.user(db, id: userID)
                     let threads = try Messaging.threads(db, userID: userID).map { ($0, try Messaging.isActive(db, thread: $0)) }
                     return (user, threads, try Messaging.latestCursor(db, userID: userID))
                 }

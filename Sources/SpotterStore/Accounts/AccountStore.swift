@@ -56,10 +56,17 @@ public struct AccountStore: Sendable {
     }
 
     private func fetchUser(column: String, value: String) throws -> UserRecord? {
-        try writer.read { db in
-            try Row.fetchOne(db, sql: #"SELECT * FROM "user" WHERE \#(column) = ?"#, arguments: [value])
-                .map(UserRecord.init(row:))
-        }
+        try writer.read { db in try AccountStore.fetchUser(db, column: column, value: value) }
+    }
+
+    /// The user with this id, read in the caller's transaction (nil if none).
+    public static func user(_ db: Database, id: String) throws -> UserRecord? {
+        try fetchUser(db, column: "id", value: id)
+    }
+
+    private static func fetchUser(_ db: Database, column: String, value: String) throws -> UserRecord? {
+        try Row.fetchOne(db.cachedStatement(sql: #"SELECT * FROM "user" WHERE \#(column) = ?"#), arguments: [value])
+            .map(UserRecord.init(row:))
     }
 
     /// Sets the user's preferred language. Throws `.notFound` for an unknown user.
