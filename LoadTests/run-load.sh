@@ -11,14 +11,14 @@
 #   LOAD_SCENARIOS [chat,idle,fanin,reconnect,ceiling]
 #   PAIRS [5000]        chat/reconnect/ceiling pairs (2 sockets each)
 #   RATE [10000]        chat msgs/s           RECONNECT_RATE [500]  reconnect msgs/s
-#   DURATION [20]       chat window (s)      IDLE_SOCKETS [10000]  IDLE_HOLD [20]
+#   DURATION [60]       chat window (s)      IDLE_SOCKETS [10000]  IDLE_HOLD [60]
 #   FANIN_DURATION [15] FANIN_RATE [200]     FANIN_COACH_COMMANDS [8] (per coach per s)
 #   RECONNECT_TAIL [5]  JITTER [2]  (reconnect: traffic after recovery; reconnect delay spread)
 #   CEILING_START [500] CEILING_FACTOR [1.5] CEILING_MAX [60000] CEILING_DURATION [5]
 #   SCRATCH [.build]    swift build --scratch-path
 #   SKIP_BUILD [0]      1: use the binaries already built
-# The issue asks for 60 s windows; on this 2-core machine the whole suite
-# must fit in 5 minutes, so the defaults are shorter (documented in the README).
+# Chat and idle run the issue's 60 s; fan-in (15 s) and the ceiling steps
+# (5 s) are shorter so the whole suite fits in 5 minutes (see the README).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -27,9 +27,9 @@ ROOT=$(pwd)
 LOAD_SCENARIOS=${LOAD_SCENARIOS:-chat,idle,fanin,reconnect,ceiling}
 PAIRS=${PAIRS:-5000}
 RATE=${RATE:-10000}
-DURATION=${DURATION:-20}
+DURATION=${DURATION:-60}
 IDLE_SOCKETS=${IDLE_SOCKETS:-10000}
-IDLE_HOLD=${IDLE_HOLD:-20}
+IDLE_HOLD=${IDLE_HOLD:-60}
 FANIN_DURATION=${FANIN_DURATION:-15}
 FANIN_RATE=${FANIN_RATE:-200}
 FANIN_COACH_COMMANDS=${FANIN_COACH_COMMANDS:-8}
