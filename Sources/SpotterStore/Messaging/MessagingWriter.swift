@@ -45,35 +45,23 @@ public final class MessagingWriter: @unchecked Sendable {
 
     public func thread(_ db: Database, id: String) throws -> ThreadRecord? {
         if let thread = threads[id] { return thread }
-        guard let thread = try Messaging.thread(db, id: id) else { return nil }
-        trim(threads.count)
-        threads[id] = thread
-        return thread
+        return try Messaging.thread(db, id: id).map { remember($0, in: \.threads, at: id) }
     }
 
     public func receipt(_ db: Database, threadID: String, userID: String) throws -> ReceiptRecord {
         let key = ReceiptKey(threadID: threadID, userID: userID)
         if let receipt = receipts[key] { return receipt }
-        let receipt = try Messaging.receipt(db, threadID: threadID, userID: userID)
-        trim(receipts.count)
-        receipts[key] = receipt
-        return receipt
+        return remember(try Messaging.receipt(db, threadID: threadID, userID: userID), in: \.receipts, at: key)
     }
 
     public func totalUnread(_ db: Database, userID: String) throws -> Int64 {
         if let total = totals[userID] { return total }
-        let total = try Messaging.totalUnread(db, userID: userID)
-        trim(totals.count)
-        totals[userID] = total
-        return total
+        return remember(try Messaging.totalUnread(db, userID: userID), in: \.totals, at: userID)
     }
 
     public func latestCursor(_ db: Database, userID: String) throws -> Int64 {
         if let cursor = cursors[userID] { return cursor }
-        let cursor = try Messaging.latestCursor(db, userID: userID)
-        trim(cursors.count)
-        cursors[userID] = cursor
-        return cursor
+        return remember(try Messaging.latestCursor(db, userID: userID), in: \.cursors, at: userID)
     }
 
     // MARK: Writes
@@ -224,8 +212,12 @@ public final class MessagingWriter: @unchecked Sendable {
         totals[userID] = total + delta
     }
 
-    /// Drops everything when a table is full: cheaper than tracking use, and the cache refills with what is hot.
-    private func trim(_ count: Int) {
-        if count >= capacity { invalidate() }
+    /// Caches a value loaded from SQLite. A full table drops the whole cache first: cheaper than tracking use,
+    /// and the cache refills with what is hot.
+    private func remember<Key: Hashable, Value>(_ value: Value, in table: ReferenceWritableKeyPath<MessagingWriter, [Key: Value]>,
+                                                at key: Key) -> Value {
+        if self[keyPath: table].count >= capacity { invalidate() }
+        self[keyPath: table][key] = value
+        return value
     }
 }
