@@ -222,6 +222,9 @@ public final class Server: @unchecked Sendable {
             return .respond(health())
         case "/metrics":
             guard request.method == "GET" else { return .respond(methodNotAllowed) }
+            let writer = hub.writer
+            metrics.recordStore(writesInFlight: hub.pendingWrites, totals: ServerMetrics.StoreTotals(
+                batches: writer.batchesCommitted, jobs: writer.jobsCommitted, checkpointPasses: writer.checkpointPasses))
             return .respond(HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: metrics.exposition()))

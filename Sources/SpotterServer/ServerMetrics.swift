@@ -4,6 +4,7 @@ import Synchronization
 
 typealias Counter = CoreMetrics.Counter
 typealias Meter = CoreMetrics.Meter
+typealias Gauge = CoreMetrics.Gauge
 
 /// The server's counters and gauges, exposed at `GET /metrics`.
 ///
@@ -22,6 +23,12 @@ final class ServerMetrics: Sendable {
     let bytesOut: Counter
     let backpressureDisconnects: Counter
     let idleTimeouts: Counter
+    let writesInFlight: Gauge
+    private let batchesCommitted: Counter
+    private let jobsCommitted: Counter
+    private let checkpointPasses: Counter
+    /// The store writer's totals at the previous scrape: its counters advance by the difference.
+    private let storeTotals = Mutex<StoreTotals>(StoreTotals())
     private let closes = Mutex<[UInt16: Counter]>([:])
     private let handshakeFailures = Mutex<[String: Counter]>([:])
 
@@ -35,6 +42,28 @@ final class ServerMetrics: Sendable {
         bytesOut = Counter(label: "spotter_bytes_out_total", factory: factory)
         backpressureDisconnects = Counter(label: "spotter_backpressure_disconnects_total", factory: factory)
         idleTimeouts = Counter(label: "spotter_idle_timeouts_total", factory: factory)
+        writesInFlight = Gauge(label: "spotter_store_writes_in_flight", factory: factory)
+        batchesCommitted = Counter(label: "spotter_store_batches_total", factory: factory)
+        jobsCommitted = Counter(label: "spotter_store_jobs_total", factory: factory)
+        checkpointPasses = Counter(label: "spotter_store_checkpoint_passes_total", factory: factory)
+    }
+
+    struct StoreTotals: Equatable {
+        var batches = 0
+        var jobs = 0
+        var checkpointPasses = 0
+    }
+
+    /// Brings the store gauges and counters up to date; called before each exposition.
+    func recordStore(writesInFlight inFlight: Int, totals: StoreTotals) {
+        writesInFlight.record(inFlight)
+        let previous = storeTotals.withLock { last in
+            defer { last = totals }
+            return last
+        }
+        batchesCommitted.increment(by: max(totals.batches - previous.batches, 0))
+        jobsCommitted.increment(by: max(totals.jobs - previous.jobs, 0))
+        checkpointPasses.increment(by: max(totals.checkpointPasses - previous.checkpointPasses, 0))
     }
 
     /// Counts a finished WebSocket connection by its close code (1006: dropped without a close frame).

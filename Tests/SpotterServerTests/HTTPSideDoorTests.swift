@@ -72,7 +72,8 @@ struct HTTPSideDoorTests {
         for name in [
             "spotter_connections_open", "spotter_connections_accepted_total", "spotter_websocket_frames_in_total",
             "spotter_websocket_frames_out_total", "spotter_bytes_in_total", "spotter_bytes_out_total",
-            "spotter_backpressure_disconnects_total",
+            "spotter_backpressure_disconnects_total", "spotter_store_writes_in_flight", "spotter_store_batches_total",
+            "spotter_store_jobs_total", "spotter_store_checkpoint_passes_total",
         ] {
             #expect(text.contains("# TYPE \(name) "), "missing \(name)")
         }

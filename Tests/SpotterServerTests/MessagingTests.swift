@@ -46,6 +46,23 @@ struct MessagingTests {
         #expect(try coach.next("unread")["total_unread"] as? Int == 2)
     }
 
+    @Test func theStoreWriterShowsInMetrics() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let jobsBefore = try chat.server.metric("spotter_store_jobs_total") ?? -1
+        let client = try chat.socket(chat.fixture.clientA.access)
+        for i in 0..<3 {
+            _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "m\(i)", "text": "hi \(i)"])
+        }
+        // Three acked sends: at least three more committed jobs, in at least one batch, and nothing left in
+        // flight.
+        let jobs = try #require(try chat.server.metric("spotter_store_jobs_total"))
+        #expect(jobs >= jobsBefore + 3)
+        let batches = try #require(try chat.server.metric("spotter_store_batches_total"))
+        #expect(batches >= 1 && batches <= jobs)
+        #expect(try chat.server.metric("spotter_store_writes_in_flight") == 0)
+    }
+
     @Test func aRetriedSendReturnsTheOriginalAndCreatesNothing() throws {
         let chat = try ChatFixture()
         defer { chat.server.stop() }
