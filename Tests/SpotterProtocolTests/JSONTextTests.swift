@@ -53,6 +53,19 @@ struct JSONTextTests {
         #expect(MessageEvent(message: meal).jsonText == encoded(MessageEvent(message: meal)))
     }
 
+    @Test("the hello and its user match JSONEncoder, with nil fields left out")
+    func hello() {
+        for text in Self.samples {
+            for (optional, onboarded) in [(String?.none, false), (text, true)] {
+                let user = UserView(id: "u-\(text)", role: "client", fullName: optional, email: optional, phone: optional,
+                                    language: text, onboardingCompleted: onboarded)
+                #expect(user.jsonText == encoded(user))
+                let hello = HelloEvent(user: user, expiresAt: 1_790_000_000, cursor: Int64(text.utf8.count))
+                #expect(hello.jsonText == encoded(hello))
+            }
+        }
+    }
+
     @Test("a reply's id is a JSON string or null")
     func replyID() {
         #expect(Reply.ok(id: "a\"b", resultJSON: "{}") == #"{"type":"reply","id":"a\"b","ok":true,"result":{}}"#)

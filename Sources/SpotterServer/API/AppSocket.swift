@@ -91,7 +91,7 @@ final class AppSocket: WebSocketEndpoint {
             }
             hub.announce(self, peers: Set(threads.values.filter(\.active).map(\.peer)))
             lastSentCursor = cursor
-            send(JSON.encode(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor)))
+            send(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor).jsonText)
             if let resumeCursor {
                 startResume(from: resumeCursor, id: nil)
             } else {
