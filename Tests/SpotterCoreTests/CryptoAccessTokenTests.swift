@@ -76,6 +76,20 @@ struct CryptoAccessTokenTests {
         #expect(throws: AccessTokenError.expired) { try signer.verify(token, now: 10_000) }
     }
 
+    @Test("another encoding of an HS256 header (keys swapped, spaces, no typ) still verifies; a bad typ does not",
+          arguments: [(#"{"typ":"JWT","alg":"HS256"}"#, true), (#"{ "alg": "HS256" }"#, true),
+                      (#"{"alg":"HS256","typ":"JWS"}"#, false)])
+    func otherHeaderEncodings(header: String, valid: Bool) throws {
+        let payload = #"{"exp":1900,"iat":1000,"role":"coach","sid":"family-1","sub":"user-1"}"#
+        let input = CryptoFixtures.base64URL(header) + "." + CryptoFixtures.base64URL(payload)
+        let token = input + "." + CryptoFixtures.base64URL(Digest.hmacSHA256(key: secret, message: Array(input.utf8)))
+        if valid {
+            #expect(try signer.verify(token, now: 1_500) == claims)
+        } else {
+            #expect(throws: AccessTokenError.malformed) { try signer.verify(token, now: 1_500) }
+        }
+    }
+
     @Test("alg none and other algorithms are refused")
     func otherAlgorithms() {
         let payload = CryptoFixtures.base64URL(#"{"exp":1900,"iat":1000,"role":"admin","sid":"f","sub":"u"}"#)

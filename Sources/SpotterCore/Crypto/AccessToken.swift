@@ -70,11 +70,12 @@ public struct AccessTokenSigner: Sendable {
     /// Checks the structure and algorithm, then the signature (constant time), then the expiry
     /// (`now ≥ exp` → `.expired`). Returns the claims only when all three pass.
     public func verify(_ token: String, now: Int64) throws(AccessTokenError) -> AccessClaims {
-        let parts = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3, token.utf8.count <= 8192,
-              let headerBytes = Base64.decode(parts[0], alphabet: .url),
-              let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
-              header.alg == "HS256", header.typ == nil || header.typ == "JWT",
+        // Split on the bytes: splitting the String walks grapheme clusters, and this runs for every request.
+        let dots = token.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
+        guard dots.count == 3, token.utf8.count <= 8192 else { throw .malformed }
+        let parts = dots.map { token[$0.startIndex..<$0.endIndex] }
+        // Tokens this server signed carry exactly `encodedHeader`; any other encoding is decoded and checked.
+        guard parts[0].utf8.elementsEqual(Self.encodedHeader.utf8) || Self.acceptableHeader(parts[0]),
               let payload = Base64.decode(parts[1], alphabet: .url), !payload.isEmpty,
               let signature = Base64.decode(parts[2], alphabet: .url), signature.count == Digest.sha256Length
         else { throw .malformed }
@@ -86,6 +87,13 @@ public struct AccessTokenSigner: Sendable {
         guard let claims = try? JSONDecoder().decode(AccessClaims.self, from: Data(payload)) else { throw .malformed }
         guard now < claims.expiresAt else { throw .expired }
         return claims
+    }
+
+    /// HS256, typed JWT or untyped.
+    private static func acceptableHeader(_ encoded: Substring) -> Bool {
+        guard let bytes = Base64.decode(encoded, alphabet: .url),
+              let header = try? JSONDecoder().decode(Header.self, from: Data(bytes)) else { return false }
+        return header.alg == "HS256" && (header.typ == nil || header.typ == "JWT")
     }
 
     /// The fixed header, encoded once.
