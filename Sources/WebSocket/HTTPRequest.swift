@@ -50,13 +50,16 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The target without its query.
     public var path: Substring {
-        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+        queryMark.map { target[..<$0] } ?? target[...]
     }
 
     /// The query string after `?`, or nil.
     public var query: Substring? {
-        target.firstIndex(of: "?").map { target[target.index(after: $0)...] }
+        queryMark.map { target[target.utf8.index(after: $0)...] }
     }
+
+    /// Where `?` is, found on the bytes (a Character search walks grapheme clusters over the whole token).
+    private var queryMark: String.Index? { target.utf8.firstIndex(of: UInt8(ascii: "?")) }
 
     /// The value of one query parameter (no percent-decoding beyond `%XX` and `+`).
     public func queryParameter(_ name: String) -> String? {
@@ -107,8 +110,10 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
 }
 
 extension StringProtocol {
+    /// ASCII case-insensitive equality, as HTTP field names and tokens compare (RFC 9110 §5.1); other bytes
+    /// must be equal. Byte by byte: `lowercased()` allocated two strings per header looked at.
     func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { asciiLower($0) == asciiLower($1) }
     }
 
     func trimmingHTTPWhitespace() -> Substring {
@@ -117,4 +122,8 @@ extension StringProtocol {
         while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
         return slice
     }
+}
+
+private func asciiLower(_ byte: UInt8) -> UInt8 {
+    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
 }

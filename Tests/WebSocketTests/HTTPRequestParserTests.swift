@@ -45,6 +45,9 @@ struct HTTPRequestParserTests {
         #expect(request.headers["Host"] == "a")
         #expect(request.headers["HOST"] == "a")
         #expect(request.headers["content-TYPE"] == "text/plain")
+        // Only ASCII letters fold; other bytes must match exactly.
+        #expect(HTTPHeaders([("X-Ä", "1")])["x-Ä"] == "1")
+        #expect(HTTPHeaders([("X-Ä", "1")])["X-ä"] == nil)
         #expect(request.headers["X-MULTI"] == "one")
         #expect(request.headers.values("X-Multi") == ["one", "two"])
         #expect(request.headers["Missing"] == nil)
@@ -78,6 +81,10 @@ struct HTTPRequestParserTests {
         #expect(request.queryParameter("lower") == "€")
         #expect(request.queryParameter("eq") == "x=y")
         #expect(request.queryParameter("") == nil)
+        let accented = HTTPRequest(method: "GET", target: "/café/é?q=ü&x", headers: HTTPHeaders())
+        #expect(accented.path == "/café/é")
+        #expect(accented.query == "q=ü&x")
+        #expect(accented.queryParameter("q") == "ü")
         #expect(request.queryParameter("missing") == nil)
         #expect(request.queryParameter("tok") == nil)
 
