@@ -12,7 +12,8 @@ let documentedStatus: [ErrorCode: Int] = [
     .otpTooManyAttempts: 429, .payloadTooLarge: 413, .unknownCommand: 400, .internalError: 500,
     .upgradeRequired: 426, .originNotAllowed: 403, .headersTooLarge: 431, .notImplemented: 501,
     .httpVersionNotSupported: 505, .messageTooLong: 400, .invalidMessage: 400, .threadInactive: 409,
-    .cursorExpired: 410,
+    .cursorExpired: 410, .unknownField: 400, .idempotencyConflict: 409, .sessionRevoked: 401, .requestTimeout: 408,
+    .serverBusy: 429,
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -30,7 +31,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 41)
+        #expect(ErrorCode.allCases.count == 46)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

@@ -21,8 +21,8 @@ struct ErrorTableDocTests {
             show `message`. `field` names the request field at fault when there is one,
             `retry_after` the seconds to wait for 429s (also in the `Retry-After` header).
 
-            This file is checked against the server's table by
-            `Tests/SpotterServerTests/ErrorTableDocTests.swift`.
+            This file is generated from the server's own table, and the test suite fails
+            when the two differ.
 
             | code | HTTP | English | العربية |
             |---|---|---|---|

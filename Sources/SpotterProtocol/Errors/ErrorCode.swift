@@ -85,6 +85,16 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case threadInactive = "thread_inactive"
     /// 410: the resume cursor is older than the retained event log: fetch threads and history again.
     case cursorExpired = "cursor_expired"
+    /// 400: the request or command has a field the server does not know (a typo, or a field of another command).
+    case unknownField = "unknown_field"
+    /// 409: a `client_message_id` already used for a different message in this thread.
+    case idempotencyConflict = "idempotency_conflict"
+    /// 401: the session was signed out, or revoked after a refresh token was reused: sign in again.
+    case sessionRevoked = "session_revoked"
+    /// 408: the request head and body did not arrive within the request timeout (10 s).
+    case requestTimeout = "request_timeout"
+    /// 429: too many sign-ins and sign-ups are being checked at once (password hashing is full); retry after `retry_after`.
+    case serverBusy = "server_busy"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -138,8 +148,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
             return (401, "Please sign in to continue.",
                     "يرجى تسجيل الدخول للمتابعة.")
         case .tokenExpired:
-            return (401, "Your session has expired. Please sign in again.",
-                    "انتهت صلاحية جلستك. يرجى تسجيل الدخول مرة أخرى.")
+            return (401, "Your access token has expired. Refresh it with your refresh token, or sign in again.",
+                    "انتهت صلاحية رمز الدخول. جدّده باستخدام رمز التحديث، أو سجّل الدخول مرة أخرى.")
         case .refreshTokenInvalid:
             return (401, "Your session is no longer valid. Please sign in again.",
                     "لم تعد جلستك صالحة. يرجى تسجيل الدخول من جديد.")
@@ -219,11 +229,26 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
             return (400, "This message cannot be sent. Check its content and try again.",
                     "لا يمكن إرسال هذه الرسالة. تحقق من محتواها وحاول مرة أخرى.")
         case .threadInactive:
-            return (409, "This conversation is closed because you changed coach.",
-                    "هذه المحادثة مغلقة لأنك غيرت مدربك.")
+            return (409, "This conversation is closed: the coaching relationship it belongs to has ended. Its history stays readable.",
+                    "هذه المحادثة مغلقة: انتهت علاقة التدريب التي تخصها. يبقى سجلها متاحًا للقراءة.")
         case .cursorExpired:
             return (410, "You were away too long to catch up. Reload your conversations and their history.",
                     "غبت مدة طويلة لا يمكن معها استكمال ما فاتك. أعد تحميل المحادثات وسجلها.")
+        case .unknownField:
+            return (400, "The request contains a field that is not recognized.",
+                    "يحتوي الطلب على حقل غير معروف.")
+        case .idempotencyConflict:
+            return (409, "This message id was already used for a different message. Use a new id for a new message.",
+                    "سبق استخدام معرّف الرسالة هذا لرسالة مختلفة. استخدم معرّفًا جديدًا للرسالة الجديدة.")
+        case .sessionRevoked:
+            return (401, "This session has ended (you signed out, or it was ended for your security). Please sign in again.",
+                    "انتهت هذه الجلسة (سجّلت الخروج، أو أُنهيت حفاظًا على أمانك). يرجى تسجيل الدخول مرة أخرى.")
+        case .requestTimeout:
+            return (408, "The request took too long to arrive. Please try again.",
+                    "استغرق وصول الطلب وقتًا طويلًا. يرجى المحاولة مرة أخرى.")
+        case .serverBusy:
+            return (429, "The server is busy. Please try again in a moment.",
+                    "الخادم مشغول حاليًا. يرجى المحاولة بعد قليل.")
         }
     }
 }
