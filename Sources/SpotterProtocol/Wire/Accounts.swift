@@ -18,7 +18,7 @@ public struct SignUpRequest: Codable, Sendable, Equatable {
         self.passwordConfirmation = passwordConfirmation
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case role, email, password
         case fullName = "full_name"
         case passwordConfirmation = "password_confirmation"
@@ -33,19 +33,21 @@ public struct SignInRequest: Codable, Sendable, Equatable {
         self.email = email
         self.password = password
     }
+    enum CodingKeys: String, CodingKey, CaseIterable { case email, password }
 }
 
 /// `POST /v1/auth/refresh`, `POST /v1/auth/signout`, and the `auth.refresh` socket command.
 public struct RefreshRequest: Codable, Sendable, Equatable {
     public var refreshToken: String?
     public init(refreshToken: String?) { self.refreshToken = refreshToken }
-    enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+    enum CodingKeys: String, CodingKey, CaseIterable { case refreshToken = "refresh_token" }
 }
 
 /// `POST /v1/auth/otp/request`
 public struct OTPStartRequest: Codable, Sendable, Equatable {
     public var phone: String?
     public init(phone: String?) { self.phone = phone }
+    enum CodingKeys: String, CodingKey, CaseIterable { case phone }
 }
 
 /// The answer to an OTP request: where the code went and the clocks that govern it.
@@ -54,15 +56,19 @@ public struct OTPStartResponse: Codable, Sendable, Equatable {
     public var phone: String
     public var expiresIn: Int
     public var resendAfter: Int
-    public init(phone: String, expiresIn: Int, resendAfter: Int) {
+    /// The code itself: only in development mode with the log sender.
+    public var devCode: String?
+    public init(phone: String, expiresIn: Int, resendAfter: Int, devCode: String? = nil) {
         self.phone = phone
         self.expiresIn = expiresIn
         self.resendAfter = resendAfter
+        self.devCode = devCode
     }
     enum CodingKeys: String, CodingKey {
         case phone
         case expiresIn = "expires_in"
         case resendAfter = "resend_after"
+        case devCode = "dev_code"
     }
 }
 
@@ -74,6 +80,7 @@ public struct OTPVerifyRequest: Codable, Sendable, Equatable {
         self.phone = phone
         self.code = code
     }
+    enum CodingKeys: String, CodingKey, CaseIterable { case phone, code }
 }
 
 /// A user as the API shows them to themselves.
@@ -133,4 +140,5 @@ public struct SessionResponse: Codable, Sendable, Equatable {
 public struct LanguageRequest: Codable, Sendable, Equatable {
     public var language: String?
     public init(language: String?) { self.language = language }
+    enum CodingKeys: String, CodingKey, CaseIterable { case language }
 }

@@ -23,7 +23,7 @@ public struct OnboardingRequest: Codable, Sendable, Equatable {
         self.medicalConditions = medicalConditions
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case gender, goal
         case dateOfBirth = "date_of_birth"
         case heightCm = "height_cm"
@@ -98,7 +98,7 @@ public struct CoachChoiceRequest: Codable, Sendable, Equatable {
         self.coachId = coachId
         self.reason = reason
     }
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case reason
         case coachId = "coach_id"
     }
@@ -193,7 +193,7 @@ public struct ProvisionRequest: Codable, Sendable, Equatable {
     public var coaches: Int?
     public var clientsPerCoach: Int?
     public var password: String?
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case coaches, password
         case clientsPerCoach = "clients_per_coach"
     }

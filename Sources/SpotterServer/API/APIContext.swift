@@ -39,6 +39,8 @@ struct APIServices: Sendable {
     let refreshLifetime: Int64
     /// Digest used for OTP codes: SHA-256 of a per-server pepper and the code.
     let otpPepper: String
+    /// Development mode with the log sender: the code request's reply carries the code.
+    let revealOTPCodes: Bool
 
     func otpDigest(_ code: String, phone: String) -> String {
         Digest.sha256Hex(otpPepper + "|" + phone + "|" + code)
@@ -86,17 +88,14 @@ func todayUTC() -> String {
 enum JSON {
     static func encode<T: Encodable>(_ value: T) -> String { JSONText.encoder.encodeToString(value) }
 
-    /// Decodes a request body; malformed JSON or a wrong field type is a
-    /// `bad_request` naming the field where the decoder can tell.
-    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(APIError) -> T {
+    /// Decodes a request body under the known-fields rule: malformed JSON or a
+    /// wrong field type is a `bad_request`, an unknown field `unknown_field`,
+    /// each naming the field where the decoder can tell.
+    static func decode<T: KnownFields>(_ type: T.Type, from bytes: [UInt8]) throws(APIError) -> T {
         do {
-            return try JSONDecoder().decode(type, from: Data(bytes.isEmpty ? Array("{}".utf8) : bytes))
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw APIError(.badRequest, field: context.codingPath.last?.stringValue)
-        } catch let DecodingError.valueNotFound(_, context) {
-            throw APIError(.badRequest, field: context.codingPath.last?.stringValue)
+            return try JSONDecoder().decode(Checked<T>.self, from: Data(bytes.isEmpty ? Array("{}".utf8) : bytes)).value
         } catch {
-            throw APIError(.badRequest)
+            throw APIError(wrappingDecoding: error)
         }
     }
 }

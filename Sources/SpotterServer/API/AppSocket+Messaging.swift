@@ -7,8 +7,7 @@ import WebSocket
 /// Chat on the live socket: send, receipts, the conversation list,
 /// history, typing, and resuming from a cursor.
 extension AppSocket {
-    func sendMessage(_ bytes: [UInt8], id: String?) {
-        guard let command = decode(SendMessageCommand.self, bytes, id: id) else { return }
+    func sendMessage(_ command: SendMessageCommand, id: String) {
         let kind = command.kind ?? "text"
         let threadID: String, clientMessageID: String
         var text: String?, meal: MealLog?
@@ -51,10 +50,10 @@ extension AppSocket {
         })
     }
 
-    func receipt(_ bytes: [UInt8], id: String?, read: Bool) {
-        guard let command = decode(ReceiptCommand.self, bytes, id: id) else { return }
+    func receipt(_ command: ReceiptCommand, id: String, read: Bool) {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
-        guard let seq = command.seq, seq >= 0 else { return reply(id: id, error: APIError(.missingField, field: "seq")) }
+        guard let seq = command.seq else { return reply(id: id, error: APIError(.missingField, field: "seq")) }
+        guard seq >= 0 else { return reply(id: id, error: APIError(.outOfRange, field: "seq")) }
         hub.receipt(userID: actor.userID, threadID: threadID, delivered: read ? nil : seq, read: read ? seq : nil) { [self] result in
             switch result {
             case .success(let value): send(Reply.ok(id: id, resultJSON: value.jsonText))
@@ -63,7 +62,7 @@ extension AppSocket {
         }
     }
 
-    func listThreads(id: String?) {
+    func listThreads(id: String) {
         let store = api.services.store
         let userID = actor.userID
         api.server.loop.runBlocking({
@@ -93,8 +92,7 @@ extension AppSocket {
         })
     }
 
-    func history(_ bytes: [UInt8], id: String?) {
-        guard let command = decode(HistoryCommand.self, bytes, id: id) else { return }
+    func history(_ command: HistoryCommand, id: String) {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
         let limit = command.limit ?? 50
         guard (1...100).contains(limit) else { return reply(id: id, error: APIError(.outOfRange, field: "limit")) }
@@ -111,8 +109,7 @@ extension AppSocket {
     }
 
     /// Typing is forwarded at most every 2 s per thread, and never stored.
-    func typing(_ bytes: [UInt8], id: String?) {
-        guard let command = decode(ThreadCommand.self, bytes, id: id) else { return }
+    func typing(_ command: ThreadCommand, id: String) {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
         guard let thread = threads[threadID] else { return reply(id: id, error: APIError(.forbidden, field: "thread_id")) }
         guard thread.active else { return reply(id: id, error: APIError(.threadInactive, field: "thread_id")) }
@@ -127,9 +124,9 @@ extension AppSocket {
     /// Replays the log after `cursor` in pages, pacing itself on the socket's
     /// backlog, then sends `live` and the reply. Live events that arrive
     /// meanwhile wait and follow without duplicates.
-    func resume(_ bytes: [UInt8], id: String?) {
-        guard let command = decode(ResumeCommand.self, bytes, id: id) else { return }
-        guard let cursor = command.cursor, cursor >= 0 else { return reply(id: id, error: APIError(.missingField, field: "cursor")) }
+    func resume(_ command: ResumeCommand, id: String) {
+        guard let cursor = command.cursor else { return reply(id: id, error: APIError(.missingField, field: "cursor")) }
+        guard cursor >= 0 else { return reply(id: id, error: APIError(.outOfRange, field: "cursor")) }
         guard case .live = delivery else { return reply(id: id, error: APIError(.conflict, field: "cursor")) }
         startResume(from: cursor, id: id)
     }
