@@ -23,6 +23,14 @@ final class ServerMetrics: Sendable {
     let bytesOut: Counter
     let backpressureDisconnects: Counter
     let idleTimeouts: Counter
+    /// HTTP-phase connections closed to admit a new one (`maxHTTPConnections`).
+    let httpConnectionsEvicted: Counter
+    /// Requests whose head or body missed `requestTimeoutSeconds`.
+    let requestTimeouts: Counter
+    /// Sessions revoked (sign-out, refresh-token reuse).
+    let sessionsRevoked: Counter
+    /// Sign-ups and sign-ins refused because the hashing queue was full.
+    let hashQueueRejections: Counter
     let writesInFlight: Gauge
     private let batchesCommitted: Counter
     private let jobsCommitted: Counter
@@ -42,6 +50,10 @@ final class ServerMetrics: Sendable {
         bytesOut = Counter(label: "spotter_bytes_out_total", factory: factory)
         backpressureDisconnects = Counter(label: "spotter_backpressure_disconnects_total", factory: factory)
         idleTimeouts = Counter(label: "spotter_idle_timeouts_total", factory: factory)
+        httpConnectionsEvicted = Counter(label: "spotter_http_connections_evicted_total", factory: factory)
+        requestTimeouts = Counter(label: "spotter_request_timeouts_total", factory: factory)
+        sessionsRevoked = Counter(label: "spotter_sessions_revoked_total", factory: factory)
+        hashQueueRejections = Counter(label: "spotter_hash_queue_rejections_total", factory: factory)
         writesInFlight = Gauge(label: "spotter_store_writes_in_flight", factory: factory)
         batchesCommitted = Counter(label: "spotter_store_batches_total", factory: factory)
         jobsCommitted = Counter(label: "spotter_store_jobs_total", factory: factory)

@@ -90,6 +90,10 @@ public final class Store: Sendable {
         }
         migrator.registerMigration("v2-accounts") { db in try AccountsSchema.migrate(db) }
         migrator.registerMigration("v3-messaging") { db in try MessagingSchema.migrate(db) }
+        // A starting server loads recent revocations; without this index that is a scan of every token.
+        migrator.registerMigration("v4-revocations") { db in
+            try db.execute(sql: "CREATE INDEX refreshToken_revokedAt ON refreshToken(revokedAt) WHERE revokedAt IS NOT NULL")
+        }
         return migrator
     }()
 

@@ -14,7 +14,7 @@ struct AccountStoreTests {
 
     @Test("the migrations are applied in order")
     func migrations() throws {
-        #expect(try store.appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging"])
+        #expect(try store.appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging", "v4-revocations"])
     }
 
     @Test("creating a client and a coach; the coach gets a coach row")
@@ -98,12 +98,28 @@ struct AccountStoreTests {
         try accounts.storeRefreshToken(hash: "b1", userID: "u1", familyID: "fb", now: 0, expiresAt: 1_000)
         #expect(try accounts.rotateRefreshToken(oldHash: "a1", newHash: "a2", now: 1, newExpiresAt: 1_000)
             == .rotated(userID: "u1", familyID: "fa"))
-        #expect(try accounts.revokeFamily(ofTokenHash: "a1", now: 2))
+        #expect(try accounts.revokeFamily(ofTokenHash: "a1", now: 2) == RevokedSession(userID: "u1", familyID: "fa", revokedAt: 2))
         #expect(try !accounts.isFamilyActive("fa", now: 3))
         #expect(try accounts.rotateRefreshToken(oldHash: "a2", newHash: "a3", now: 3, newExpiresAt: 1_000) == .invalid)
         #expect(try accounts.isFamilyActive("fb", now: 3))
-        #expect(try !accounts.revokeFamily(ofTokenHash: "unknown", now: 4))
+        #expect(try accounts.revokeFamily(ofTokenHash: "unknown", now: 4) == nil)
         #expect(try !accounts.isFamilyActive("never-existed", now: 0))
+        // What a starting server loads: revocations from a point on, one per family.
+        #expect(try accounts.sessionsRevoked(since: 2) == [RevokedSession(userID: "u1", familyID: "fa", revokedAt: 2)])
+        #expect(try accounts.sessionsRevoked(since: 3).isEmpty)
+    }
+
+    @Test("a refresh token presented for another user is foreign and changes nothing")
+    func foreignRotation() throws {
+        try makeUser()
+        try accounts.storeRefreshToken(hash: "v1", userID: "u1", familyID: "fv", now: 0, expiresAt: 1_000)
+        #expect(try accounts.rotateRefreshToken(oldHash: "v1", newHash: "x", now: 1, newExpiresAt: 1_000, ownerID: "attacker") == .foreign)
+        // The victim's token still rotates normally: it was neither rotated nor revoked.
+        #expect(try accounts.rotateRefreshToken(oldHash: "v1", newHash: "v2", now: 2, newExpiresAt: 1_000, ownerID: "u1")
+            == .rotated(userID: "u1", familyID: "fv"))
+        // A reused token of another user does not revoke their family either.
+        #expect(try accounts.rotateRefreshToken(oldHash: "v1", newHash: "y", now: 3, newExpiresAt: 1_000, ownerID: "attacker") == .foreign)
+        #expect(try accounts.isFamilyActive("fv", now: 3))
     }
 
     @Test("OTP challenges are saved, replaced, loaded and deleted")

@@ -59,7 +59,7 @@ struct MessagingTests {
 
     @Test("the v3-messaging migration is applied after v2-accounts")
     func migrationApplied() throws {
-        #expect(try store.appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging"])
+        #expect(try store.appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging", "v4-revocations"])
         let thread = try read { db in try Messaging.thread(db, id: "t1") }
         #expect(thread == ThreadRecord(id: "t1", coachID: "k1", clientID: "c1", lastSeq: 0, lastMessageAt: nil,
                                        lastPreview: nil, lastSenderID: nil))

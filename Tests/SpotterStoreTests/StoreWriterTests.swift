@@ -65,7 +65,7 @@ struct StoreWriterTests {
         defer { cleanUp() }
         #expect(try store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
         #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
-        #expect(try store.appliedMigrations().last == "v3-messaging")
+        #expect(try store.appliedMigrations().last == "v4-revocations")
         // Without it, GRDB's WAL default (NORMAL) stays on the writer.
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-writer-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: other) }

@@ -5,7 +5,7 @@ import WebSocket
 
 /// Sign-up, sign-in (email or phone code), token refresh and sign-out.
 extension API {
-    func signUp(_ request: HTTPRequest, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+    func signUp(_ request: HTTPRequest, peer: String, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         let body = try JSON.decode(SignUpRequest.self, from: request.body)
         guard let roleText = body.role else { throw APIError(.missingField, field: "role") }
         guard let role = Role(rawValue: roleText), role != .admin else { throw APIError(.invalidRole, field: "role") }
@@ -14,11 +14,12 @@ extension API {
         let email = try AccountRules.normalizeEmail(rawEmail)
         guard let password = body.password else { throw APIError(.missingField, field: "password") }
         try AccountRules.checkPassword(password, confirmation: body.passwordConfirmation ?? "")
+        try limit(&signupsByAddress, "addr:" + peer, check: false)
         let services = self.services
         let preferred = language.rawValue
-        run(status: 201, language, respond) {
+        hashing(status: 201, language, respond) {
             let now = unixNow()
-            let hash = services.hasher.hash(password)  // slow on purpose: off the loop
+            let hash = services.hasher.hash(password)  // slow on purpose: on the hashing threads
             var user = try services.accounts.createUser(
                 id: SecureRandom.uuid(), role: role.rawValue, fullName: name, email: email, phone: nil,
                 passwordHash: hash, now: now)
@@ -38,7 +39,7 @@ extension API {
         try limit(&attemptsByAddress, "addr:" + peer, check: false)
         try limit(&failuresByAccount, "email:" + email, check: true)
         let services = self.services
-        server.loop.runBlocking({
+        hashing({
             blockingResult { () -> SessionResponse in
                 // Hash even for unknown accounts, so timing does not reveal which emails exist.
                 let user = try services.accounts.user(email: email)
@@ -66,26 +67,46 @@ extension API {
         let token = try JSON.decode(RefreshRequest.self, from: request.body).refreshToken
         guard let token, !token.isEmpty else { throw APIError(.missingField, field: "refresh_token") }
         let services = self.services
-        run(language, respond) { try API.rotate(token, services) }
+        server.loop.runBlocking({ blockingResult { try API.rotate(token, services) } }, then: { [self] result in
+            switch result {
+            case .success(.session(let session, _)):
+                respond(.json(200, session))
+            case .success(.reused(let revoked)):
+                sessionRevoked(revoked)
+                respond(.apiError(APIError(.refreshTokenReused), language))
+            case .failure(let error):
+                respond(.apiError(error, language))
+            }
+        })
+    }
+
+    enum Rotation: Sendable {
+        /// The new pair, continuing session `familyID`.
+        case session(SessionResponse, familyID: String)
+        /// The token had been rotated already: its whole session is now revoked.
+        case reused(RevokedSession)
     }
 
     /// Rotates a refresh token: the old one stops working, the new one
     /// continues its family. A rotated token presented again revokes the
-    /// whole family (it was stolen, or the client is confused).
-    static func rotate(_ token: String, _ services: APIServices) throws -> SessionResponse {
+    /// whole family (it was stolen, or the client is confused). With
+    /// `ownerID`, another user's token is refused (`forbidden`) untouched.
+    static func rotate(_ token: String, _ services: APIServices, ownerID: String? = nil) throws -> Rotation {
         let now = unixNow()
         let fresh = SecureRandom.token()
         switch try services.accounts.rotateRefreshToken(
             oldHash: Digest.sha256Hex(token), newHash: Digest.sha256Hex(fresh), now: now,
-            newExpiresAt: now + services.refreshLifetime)
+            newExpiresAt: now + services.refreshLifetime, ownerID: ownerID)
         {
         case .rotated(let userID, let familyID):
             guard let user = try services.accounts.user(id: userID) else { throw APIError(.refreshTokenInvalid) }
-            return services.session(for: user, familyID: familyID, refresh: fresh, now: now)
-        case .reused:
-            throw APIError(.refreshTokenReused)
+            return .session(services.session(for: user, familyID: familyID, refresh: fresh, now: now), familyID: familyID)
+        case .reused(let userID, let familyID):
+            return .reused(RevokedSession(userID: userID, familyID: familyID, revokedAt: now))
         case .invalid:
             throw APIError(.refreshTokenInvalid)
+        case .foreign:
+            throw APIError(.forbidden, field: "refresh_token")
         }
     }
 
@@ -95,10 +116,12 @@ extension API {
         let services = self.services
         server.loop.runBlocking({
             blockingResult { try services.accounts.revokeFamily(ofTokenHash: Digest.sha256Hex(token), now: unixNow()) }
-        }, then: { result in
+        }, then: { [self] result in
             switch result {
-            case .success(true): respond(HTTPResponse(status: 204))
-            case .success(false): respond(.apiError(APIError(.refreshTokenInvalid), language))
+            case .success(let revoked?):
+                sessionRevoked(revoked)
+                respond(HTTPResponse(status: 204))
+            case .success(nil): respond(.apiError(APIError(.refreshTokenInvalid), language))
             case .failure(let error): respond(.apiError(error, language))
             }
         })
@@ -132,7 +155,8 @@ extension API {
                 throw error
             }
             return OTPStartResponse(
-                phone: phone, expiresIn: Int(OTPChallenge.lifetimeSeconds), resendAfter: Int(OTPChallenge.resendAfterSeconds))
+                phone: phone, expiresIn: Int(OTPChallenge.lifetimeSeconds), resendAfter: Int(OTPChallenge.resendAfterSeconds),
+                devCode: services.revealOTPCodes ? code : nil)
         }
     }
 

@@ -20,6 +20,9 @@ import WebSocket
 final class AppSocket: WebSocketEndpoint {
     unowned let api: API
     let actor: Actor
+    /// The session (refresh-token family) the socket's token belongs to: it
+    /// follows `auth.refresh`, and revoking it closes the socket (4003).
+    private(set) var sessionID: String
     var expiresAt: Int64
     var language: Language
     /// Whether the client chose a language at connect (else the saved one is used).
@@ -58,6 +61,7 @@ final class AppSocket: WebSocketEndpoint {
         self.api = api
         self.actor = actor
         self.expiresAt = claims.expiresAt
+        self.sessionID = claims.sessionID
         self.language = language ?? .english
         self.languageChosen = language != nil
         let config = api.server.config
@@ -89,7 +93,10 @@ final class AppSocket: WebSocketEndpoint {
             for (thread, active) in threadList {
                 threads[thread.id] = (thread.coachID == actor.userID ? thread.clientID : thread.coachID, active)
             }
-            hub.announce(self, peers: Set(threads.values.filter(\.active).map(\.peer)))
+            // Link changes committed after that read but seen before it returned win over it.
+            for (id, state) in changedWhileOpening { threads[id] = state }
+            changedWhileOpening = [:]
+            hub.announce(self, peers: activePeers)
             lastSentCursor = cursor
             send(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor).jsonText)
             if let resumeCursor {
@@ -112,6 +119,18 @@ final class AppSocket: WebSocketEndpoint {
             warned = true
             send(JSON.encode(AuthExpiringEvent(expiresAt: expiresAt, secondsLeft: Int(expiresAt - now))))
         }
+    }
+
+    /// Link changes that arrived while the hello's read was running.
+    private var changedWhileOpening: [String: (peer: String, active: Bool)] = [:]
+
+    /// The peers of the threads the user may write in (for presence).
+    var activePeers: Set<String> { Set(threads.values.filter(\.active).map(\.peer)) }
+
+    /// A link change committed: the thread is now (in)active with this peer.
+    func threadChanged(_ threadID: String, peer: String, active: Bool) {
+        threads[threadID] = (peer, active)
+        if case .opening = delivery { changedWhileOpening[threadID] = (peer, active) }
     }
 
     // MARK: - Events
@@ -153,31 +172,34 @@ final class AppSocket: WebSocketEndpoint {
     // MARK: - Commands
 
     func handle(_ event: WebSocketEvent, on connection: Connection) {
+        // Every frame costs budget, readable or not: junk must not be free.
+        let affordable = commandBudget.take(now: Double(api.server.loop.nowMilliseconds) / 1000)
         guard case .text(let bytes) = event else {
             reply(id: nil, error: APIError(.badRequest))
             return
         }
-        guard let head = try? JSONDecoder().decode(CommandHead.self, from: Data(bytes)) else {
-            reply(id: nil, error: APIError(.badRequest))
+        let id: String, command: SocketCommand
+        switch SocketCommand.decode(bytes) {
+        case .success(let decoded):
+            (id, command) = decoded
+        case .failure(let failure):
+            reply(id: failure.id, error: failure.error)
             return
         }
-        guard commandBudget.take(now: Double(api.server.loop.nowMilliseconds) / 1000) else {
-            reply(id: head.id, error: APIError(.rateLimited, retryAfterSeconds: 1))
+        guard affordable else {
+            reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
             return
         }
-        let id = head.id
-        switch head.type {
-        case "me": me(id: id)
-        case "auth.refresh": refresh(bytes, id: id)
-        case "message.send": sendMessage(bytes, id: id)
-        case "receipt.delivered": receipt(bytes, id: id, read: false)
-        case "thread.read": receipt(bytes, id: id, read: true)
-        case "threads": listThreads(id: id)
-        case "history": history(bytes, id: id)
-        case "typing": typing(bytes, id: id)
-        case "resume": resume(bytes, id: id)
-        case nil: reply(id: id, error: APIError(.missingField, field: "type"))
-        default: reply(id: id, error: APIError(.unknownCommand, field: "type"))
+        switch command {
+        case .me: me(id: id)
+        case .authRefresh(let body): refresh(body, id: id)
+        case .send(let body): sendMessage(body, id: id)
+        case .delivered(let body): receipt(body, id: id, read: false)
+        case .read(let body): receipt(body, id: id, read: true)
+        case .threads: listThreads(id: id)
+        case .history(let body): history(body, id: id)
+        case .typing(let body): typing(body, id: id)
+        case .resume(let body): resume(body, id: id)
         }
     }
 
@@ -190,8 +212,7 @@ final class AppSocket: WebSocketEndpoint {
         }
     }
 
-    private func refresh(_ bytes: [UInt8], id: String?) {
-        guard let body = decode(RefreshRequest.self, bytes, id: id) else { return }
+    private func refresh(_ body: RefreshRequest, id: String) {
         guard let token = body.refreshToken, !token.isEmpty else {
             reply(id: id, error: APIError(.missingField, field: "refresh_token"))
             return
@@ -199,38 +220,25 @@ final class AppSocket: WebSocketEndpoint {
         let services = api.services
         let userID = actor.userID
         api.server.loop.runBlocking({
-            blockingResult { () -> SessionResponse in
-                let session = try API.rotate(token, services)
-                // A refresh token of another account does not extend this socket.
-                guard session.user.id == userID else { throw APIError(.forbidden) }
-                return session
-            }
+            // A refresh token of another account does not extend this socket, and is left untouched.
+            blockingResult { try API.rotate(token, services, ownerID: userID) }
         }, then: { [self] result in
             switch result {
-            case .success(let session):
+            case .success(.session(let session, let familyID)):
                 expiresAt = unixNow() + Int64(session.expiresIn)
+                sessionID = familyID
                 warned = false
                 send(Reply.ok(id: id, resultJSON: JSON.encode(SocketRefreshResult(session: session, expiresAt: expiresAt))))
+            case .success(.reused(let revoked)):
+                reply(id: id, error: APIError(.refreshTokenReused))
+                api.sessionRevoked(revoked)
             case .failure(let error):
                 reply(id: id, error: error)
-                if error.code == .refreshTokenReused {
-                    connection?.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "session revoked")
-                }
             }
         })
     }
 
     // MARK: - Replies
-
-    /// Decodes a command body; a wrong field type is answered with `bad_request` and nil.
-    func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8], id: String?) -> T? {
-        do {
-            return try JSON.decode(type, from: bytes)
-        } catch {
-            reply(id: id, error: error)
-            return nil
-        }
-    }
 
     func runAndReply<T: Sendable & Encodable>(id: String?, _ work: @escaping @Sendable () throws -> T) {
         api.server.loop.runBlocking({ blockingResult(work) }, then: { [self] result in

@@ -159,6 +159,20 @@ public enum RefreshOutcome: Sendable, Equatable {
     case reused(userID: String, familyID: String)
     /// Unknown, expired or revoked.
     case invalid
+    /// The token belongs to another user than the one who must own it: nothing was changed.
+    case foreign
+}
+
+/// A session (refresh-token family) that was revoked, and when.
+public struct RevokedSession: Sendable, Equatable {
+    public var userID: String
+    public var familyID: String
+    public var revokedAt: Int64
+    public init(userID: String, familyID: String, revokedAt: Int64) {
+        self.userID = userID
+        self.familyID = familyID
+        self.revokedAt = revokedAt
+    }
 }
 
 /// String lists stored as JSON arrays in TEXT columns.

@@ -90,13 +90,16 @@ public struct AccountStore: Sendable {
 
     /// Atomically: a valid, unrotated token is marked rotated and `newHash` stored in the same family
     /// (`.rotated`); an already-rotated token (reuse) revokes every token of its family (`.reused`);
-    /// an unknown, revoked or expired (`now ≥ expiresAt`) token is `.invalid`.
-    public func rotateRefreshToken(oldHash: String, newHash: String, now: Int64, newExpiresAt: Int64) throws -> RefreshOutcome {
+    /// an unknown, revoked or expired (`now ≥ expiresAt`) token is `.invalid`. With `ownerID`, a token of any
+    /// other user is `.foreign` and changes nothing: a refused request must not burn someone else's token.
+    public func rotateRefreshToken(oldHash: String, newHash: String, now: Int64, newExpiresAt: Int64,
+                                   ownerID: String? = nil) throws -> RefreshOutcome {
         try writer.write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT userId, familyId, expiresAt, rotatedAt, revokedAt FROM refreshToken WHERE tokenHash = ?
                 """, arguments: [oldHash]) else { return .invalid }
             let userID: String = row["userId"]
+            if let ownerID, ownerID != userID { return .foreign }
             let familyID: String = row["familyId"]
             let expiresAt: Int64 = row["expiresAt"]
             let rotatedAt: Int64? = row["rotatedAt"]
@@ -115,14 +118,26 @@ public struct AccountStore: Sendable {
         }
     }
 
-    /// Revokes every token of the family this token belongs to (sign-out). False if the token is unknown.
+    /// Revokes every token of the family this token belongs to (sign-out). Nil if the token is unknown.
     @discardableResult
-    public func revokeFamily(ofTokenHash hash: String, now: Int64) throws -> Bool {
+    public func revokeFamily(ofTokenHash hash: String, now: Int64) throws -> RevokedSession? {
         try writer.write { db in
-            guard let familyID = try String.fetchOne(db, sql: "SELECT familyId FROM refreshToken WHERE tokenHash = ?",
-                                                     arguments: [hash]) else { return false }
-            try revoke(familyID: familyID, now: now, db)
-            return true
+            guard let row = try Row.fetchOne(db, sql: "SELECT userId, familyId FROM refreshToken WHERE tokenHash = ?",
+                                             arguments: [hash]) else { return nil }
+            let session = RevokedSession(userID: row["userId"], familyID: row["familyId"], revokedAt: now)
+            try revoke(familyID: session.familyID, now: now, db)
+            return session
+        }
+    }
+
+    /// Sessions revoked at or after `since`, oldest first: what a starting server must still refuse (access
+    /// tokens issued before a revocation stay valid for their lifetime unless refused).
+    public func sessionsRevoked(since: Int64) throws -> [RevokedSession] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT userId, familyId, MAX(revokedAt) AS revokedAt FROM refreshToken
+                WHERE revokedAt >= ? GROUP BY familyId ORDER BY revokedAt
+                """, arguments: [since]).map { RevokedSession(userID: $0["userId"], familyID: $0["familyId"], revokedAt: $0["revokedAt"]) }
         }
     }
 
