@@ -195,11 +195,15 @@ public final class Loop: @unchecked Sendable {
         pendingFlush.append(connection)
     }
 
+    /// Flushes until nothing is pending: a flush can complete a write whose
+    /// callback queues more (an HTTP connection answering its next pipelined
+    /// request), and the loop must not poll with bytes still unwritten.
     private func flushPending() {
-        guard !pendingFlush.isEmpty else { return }
-        let batch = pendingFlush
-        pendingFlush.removeAll(keepingCapacity: true)
-        for connection in batch { connection.flush() }
+        while !pendingFlush.isEmpty {
+            let batch = pendingFlush
+            pendingFlush.removeAll(keepingCapacity: true)
+            for connection in batch { connection.flush() }
+        }
     }
 }
 

@@ -20,7 +20,11 @@ final class Connection {
     let id: UInt64
     let tcp: TCPConnection
     unowned let server: Server
-    private(set) var phase: Phase = .http
+    private(set) var phase: Phase = .http {
+        didSet {
+            if case .http = oldValue, !isHTTP { server.leftHTTPPhase() }
+        }
+    }
     private var parser: HTTPRequestParser
     private var session: WebSocketSession
     /// The WebSocket endpoint, kept until the socket closes (to tell it so).
@@ -47,6 +51,7 @@ final class Connection {
         tcp.onRead = { [unowned self] bytes in self.didRead(bytes) }
         tcp.onEnd = { [unowned self] _ in self.peerEnded() }
         tcp.onClose = { [unowned self] in
+            if self.isHTTP { self.phase = .closing }  // leaves the HTTP-phase count
             self.endpoint?.closed(on: self)
             self.endpoint = nil
             self.server.connectionClosed(self)
@@ -60,11 +65,13 @@ final class Connection {
     }
 
     private func didRead(_ bytes: UnsafeRawBufferPointer) {
-        lastHeard = server.loop.nowMilliseconds
+        let now = server.loop.nowMilliseconds
+        lastHeard = now
         pingSentAt = nil
         server.metrics.bytesIn.increment(by: bytes.count)
         switch phase {
         case .http:
+            if requestStartedAt == nil { requestStartedAt = now }
             parser.append(bytes)
             serveHTTP()
         case .webSocket(let endpoint):
@@ -77,34 +84,53 @@ final class Connection {
 
     // MARK: - HTTP
 
-    /// True while a request's answer is being prepared off the loop. Reading
-    /// pauses meanwhile, so a client cannot pile up pipelined requests.
+    /// True while a request's answer is being prepared off the loop, or while
+    /// an answer is still unsent. Reading pauses meanwhile, so pipelined
+    /// requests are answered one at a time as the client takes the answers:
+    /// a client that never reads costs one answer and one read of memory.
     private var awaitingResponse = false
+    /// Loop time (ms) of the first byte of the request being read, nil
+    /// between requests. Head and body must be complete within
+    /// `requestTimeoutSeconds` of it (a slow head cannot hold the connection).
+    private(set) var requestStartedAt: UInt64?
+
+    /// Still in the HTTP phase and not waiting on the server: may be evicted
+    /// to admit a new connection when the HTTP-phase bound is reached.
+    var isWaitingForRequest: Bool {
+        guard case .http = phase else { return false }
+        return !awaitingResponse
+    }
+
+    var isHTTP: Bool {
+        if case .http = phase { return true }
+        return false
+    }
 
     private func serveHTTP() {
         while case .http = phase, !awaitingResponse {
             let request: HTTPRequest
             do {
-                guard let next = try parser.next() else { return }
+                guard let next = try parser.next() else {
+                    if parser.bufferedBytes > 0, requestStartedAt == nil { requestStartedAt = server.loop.nowMilliseconds }
+                    return
+                }
                 request = next
             } catch {
                 refuse(error, .english)
                 return
             }
+            requestStartedAt = nil
             switch server.route(request, peer: tcp.peerAddress) {
             case .respond(let response):
                 answer(request, with: response)
             case .deferred(let work):
-                awaitingResponse = true
-                tcp.stopReading()
+                pause()
                 work { [weak self] response in
                     guard let self, !self.tcp.isClosed, case .http = self.phase else { return }
-                    self.awaitingResponse = false
                     self.answer(request, with: response)
-                    guard case .http = self.phase else { return }
-                    self.tcp.startReading()
-                    self.serveHTTP()  // requests that arrived behind this one
+                    self.resume()
                 }
+                return
             case .upgrade(let endpoint):
                 do {
                     let accepted = try Handshake.accept(request, policy: server.handshakePolicy)
@@ -113,12 +139,39 @@ final class Connection {
                 } catch {
                     refuse(error, Language(acceptLanguage: request.headers["Accept-Language"]))
                 }
+                return
+            }
+            // The next pipelined request waits until this answer has left.
+            if case .http = phase, tcp.queuedBytes > 0 {
+                pause()
+                resume()
+                return
             }
         }
     }
 
+    /// Stops reading until `resume` finds the output drained.
+    private func pause() {
+        awaitingResponse = true
+        tcp.stopReading()
+    }
+
+    /// Once every answer so far has been written, reads and serves again.
+    private func resume() {
+        tcp.whenDrained { [weak self] error in
+            guard let self, error == nil, case .http = self.phase else { return }
+            self.awaitingResponse = false
+            if self.parser.bufferedBytes > 0 { self.requestStartedAt = self.server.loop.nowMilliseconds }
+            self.tcp.startReading()
+            self.serveHTTP()  // requests that arrived behind this one
+        }
+    }
+
     private func answer(_ request: HTTPRequest, with response: HTTPResponse) {
-        let keepAlive = request.keepAlive && !server.isDraining
+        // A refused upgrade closes: the bytes behind it are WebSocket frames,
+        // not a next request.
+        let refusedUpgrade = request.headers["Upgrade"] != nil
+        let keepAlive = request.keepAlive && !server.isDraining && !refusedUpgrade
         send(response, keepAlive: keepAlive)
         if !keepAlive { beginClosing() }
     }
@@ -138,6 +191,21 @@ final class Connection {
             metadata: ["connection": "\(id)", "status": "\(error.status)", "reason": "\(error.reason)"])
         send(.refusal(error, language), keepAlive: false)
         beginClosing()
+    }
+
+    /// The head or body did not arrive in time: 408, then close.
+    private func requestTimedOut() {
+        server.metrics.requestTimeouts.increment()
+        server.metrics.recordHandshakeFailure(status: 408, reason: HTTPError.metricReason(408))
+        send(.apiError(APIError(.requestTimeout), .english), keepAlive: false)
+        beginClosing()
+    }
+
+    /// Closed to make room for a new connection (the HTTP-phase bound).
+    func evict() {
+        server.metrics.httpConnectionsEvicted.increment()
+        phase = .closing
+        tcp.close()
     }
 
     // MARK: - WebSocket
@@ -258,7 +326,12 @@ final class Connection {
         }
         let silentMs = now &- lastHeard
         guard case .webSocket(let endpoint) = phase else {
-            if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 { tcp.close() }
+            if let started = requestStartedAt, !awaitingResponse,
+               now &- started >= UInt64(server.config.requestTimeoutSeconds) * 1000 {
+                requestTimedOut()
+            } else if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 {
+                tcp.close()
+            }
             return
         }
         // A ping always comes first; the peer then has the rest of the idle
@@ -289,6 +362,7 @@ extension HTTPError {
         case 403: return "origin_not_allowed"
         case 404: return "not_found"
         case 405: return "method_not_allowed"
+        case 408: return "request_timeout"
         case 413: return "body_too_large"
         case 426: return "not_websocket"
         case 431: return "head_too_large"

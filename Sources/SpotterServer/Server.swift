@@ -54,8 +54,11 @@ public final class Server: @unchecked Sendable {
             store: store, accounts: AccountStore(store), hasher: PasswordHasher(logN: config.passwordHashLogN),
             signer: AccessTokenSigner(secret: secret), otpSender: otpSender ?? LogOTPSender(logger: logger),
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
-            otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)))
-        api = API(server: self, services: services)
+            otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),
+            revealOTPCodes: config.development && otpSender == nil)
+        // Access tokens of sessions revoked before a restart must stay refused.
+        let revoked = (try? AccountStore(store).sessionsRevoked(since: unixNow() - config.accessTokenLifetimeSeconds - 60)) ?? []
+        api = API(server: self, services: services, revoked: revoked)
         let messaging = MessagingWriter()
         hub = MessagingHub(server: self, writer: StoreWriter(store: store, onRollback: { messaging.invalidate() }),
                            messaging: messaging)
@@ -126,13 +129,33 @@ public final class Server: @unchecked Sendable {
             tcp.close()
             return
         }
+        if httpPhaseCount >= config.maxHTTPConnections, !admitHTTPConnection() {
+            metrics.httpConnectionsEvicted.increment()
+            tcp.close()  // every HTTP-phase connection is busy with a request: refuse the newcomer
+            return
+        }
         let id = nextConnectionID
         nextConnectionID += 1
         let connection = Connection(id: id, tcp: tcp, server: self, now: loop.nowMilliseconds)
         connections[id] = connection
+        httpPhaseCount += 1
         metrics.connectionsAccepted.increment()
         metrics.connectionsOpen.increment()
         connection.start()
+    }
+
+    /// Makes room under `maxHTTPConnections` by closing the oldest HTTP-phase
+    /// connection that waits for a request. False if there is none to close.
+    /// (Upgraded sockets are signed in and do not count.)
+    private func admitHTTPConnection() -> Bool {
+        var oldest: Connection?
+        for connection in connections.values where connection.isWaitingForRequest {
+            if connection.id < (oldest?.id ?? .max) { oldest = connection }
+        }
+        guard let oldest else { return false }
+        logger.debug("HTTP-phase bound reached; closing the oldest waiting connection", metadata: ["connection": "\(oldest.id)"])
+        oldest.evict()
+        return true
     }
 
     func connectionClosed(_ connection: Connection) {
@@ -142,6 +165,11 @@ public final class Server: @unchecked Sendable {
     }
 
     var openConnectionCount: Int { connections.count }
+
+    /// Connections still in the HTTP phase (bounded by `maxHTTPConnections`).
+    private(set) var httpPhaseCount = 0
+
+    func leftHTTPPhase() { httpPhaseCount -= 1 }
 
     /// A reusable buffer for a session's actions (one read at a time on the loop).
     func takeActionBuffer() -> [WebSocketSession.Action] {

@@ -20,6 +20,14 @@ public struct ServerConfig: Sendable {
     public var maxOutboundBytes = 1024 * 1024
     /// Largest HTTP request body (sign-up and similar JSON requests).
     public var maxRequestBodyBytes = 64 * 1024
+    /// A request's head and body must arrive within this many seconds of its
+    /// first byte, else 408 and close: a head sent a byte at a time
+    /// (slowloris) cannot hold a connection.
+    public var requestTimeoutSeconds = 10
+    /// Connections still in the HTTP phase (not yet upgraded). When a new
+    /// one would pass the bound, the oldest one waiting for a request is
+    /// closed to admit it, so idle or slow heads cannot lock real clients out.
+    public var maxHTTPConnections = 4096
 
     /// A connection that sends nothing for this long is closed. WebSocket
     /// connections are pinged after `pingInterval` of silence, so a live
@@ -64,6 +72,20 @@ public struct ServerConfig: Sendable {
 
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15
+    /// Threads that hash passwords (scrypt, ~50-100 ms each at logN 15).
+    /// They are apart from the database pool, so a sign-in storm cannot
+    /// delay reads; one keeps a core free for everything else on a 2-core box.
+    public var hashThreads = 1
+    /// Hashes that may wait for a hashing thread. Past it, sign-up and
+    /// sign-in get 429 `server_busy` with `Retry-After: 1`.
+    public var hashQueueLimit = 16
+    /// Sign-ups per client address per hour (each one costs a hash and an account).
+    public var signupsPerHour = 20
+
+    /// Development mode (never in production): the phone-code reply carries
+    /// the code when codes go to the log, and `POST /v1/dev/reset-limits`
+    /// clears the per-address and per-account limits.
+    public var development = false
 
     public init() {}
 

@@ -96,8 +96,39 @@ struct Serve: ParsableCommand {
         valueName: "origin"))
     var allowedOrigins: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "Seconds a request's head and body may take from its first byte; then 408 and close. [env: SPOTTER_REQUEST_TIMEOUT] (default: 10)",
+        valueName: "seconds"))
+    var requestTimeout: Int?
+
+    @Option(name: .customLong("max-http-connections"), help: ArgumentHelp(
+        "Connections not yet upgraded; past it the oldest one waiting for a request is closed. [env: SPOTTER_MAX_HTTP_CONNECTIONS] (default: 4096)",
+        valueName: "count"))
+    var maxHTTPConnections: Int?
+
+    @Option(help: ArgumentHelp(
+        "Threads that hash passwords, apart from the database pool. [env: SPOTTER_HASH_THREADS] (default: 1)",
+        valueName: "count"))
+    var hashThreads: Int?
+
+    @Option(help: ArgumentHelp(
+        "Password hashes that may wait; past it sign-up and sign-in get 429 server_busy. [env: SPOTTER_HASH_QUEUE] (default: 16)",
+        valueName: "count"))
+    var hashQueue: Int?
+
+    @Option(help: ArgumentHelp(
+        "Sign-ups per client address per hour; past it 429 rate_limited. [env: SPOTTER_SIGNUPS_PER_HOUR] (default: 20)",
+        valueName: "count"))
+    var signupsPerHour: Int?
+
     @Flag(help: "Serve an echo WebSocket at /echo, for conformance runs and benchmarks only. [env: SPOTTER_ECHO=1]")
     var echo = false
+
+    @Flag(help: """
+        Development mode, never in production: phone-code replies carry the code (log sender only) \
+        and POST /v1/dev/reset-limits clears the rate limits. [env: SPOTTER_DEVELOPMENT=1]
+        """)
+    var development = false
 
     func makeConfig() throws -> ServerConfig {
         var config = ServerConfig()
@@ -114,6 +145,17 @@ struct Serve: ParsableCommand {
             : allowedOrigins
         config.allowedOrigins = Set(origins.filter { !$0.isEmpty })
         config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
+        config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
+        config.requestTimeoutSeconds = try requestTimeout ?? envInt("SPOTTER_REQUEST_TIMEOUT") ?? config.requestTimeoutSeconds
+        config.maxHTTPConnections = try maxHTTPConnections ?? envInt("SPOTTER_MAX_HTTP_CONNECTIONS") ?? config.maxHTTPConnections
+        config.hashThreads = try hashThreads ?? envInt("SPOTTER_HASH_THREADS") ?? config.hashThreads
+        config.hashQueueLimit = try hashQueue ?? envInt("SPOTTER_HASH_QUEUE") ?? config.hashQueueLimit
+        config.signupsPerHour = try signupsPerHour ?? envInt("SPOTTER_SIGNUPS_PER_HOUR") ?? config.signupsPerHour
+        guard config.requestTimeoutSeconds >= 1 else { throw ValidationError("request timeout must be at least 1 second") }
+        guard config.maxHTTPConnections >= 1 else { throw ValidationError("max HTTP connections must be at least 1") }
+        guard (1...64).contains(config.hashThreads) else { throw ValidationError("hash threads must be 1...64") }
+        guard config.hashQueueLimit >= 0 else { throw ValidationError("hash queue must be 0 or more") }
+        guard config.signupsPerHour >= 1 else { throw ValidationError("sign-ups per hour must be at least 1") }
         guard (0...65535).contains(config.port) else { throw ValidationError("port must be 0...65535") }
         guard config.maxMessageBytes >= 125 else { throw ValidationError("max message bytes must be at least 125") }
         guard config.maxOutboundBytes >= config.maxMessageBytes else {
@@ -134,6 +176,7 @@ struct Serve: ParsableCommand {
         var configured = config
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
         let server = Server(config: configured, store: store, logger: logger)
+        if config.development { logger.warning("development mode: phone codes in replies, /v1/dev/reset-limits open") }
         try server.start(handleSignals: true)
         server.run()
     }

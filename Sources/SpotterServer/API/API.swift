@@ -16,13 +16,109 @@ final class API {
     var attemptsByAddress = RateLimiter(limit: 30, windowSeconds: 15 * 60)
     /// OTP requests per address (each one may send an SMS).
     var otpRequestsByAddress = RateLimiter(limit: 10, windowSeconds: 60 * 60)
+    /// Sign-ups per address (each one costs a password hash and an account).
+    var signupsByAddress: RateLimiter
+    /// Password hashing, on threads apart from the database reads.
+    let hashPool: WorkerPool
 
-    init(server: Server, services: APIServices) {
+    /// Sessions revoked within the last access-token lifetime (session id →
+    /// when): their access tokens are refused without a database read.
+    /// Older entries are dropped, since every token they could refuse has expired.
+    private(set) var revokedSessions: [String: Int64] = [:]
+
+    init(server: Server, services: APIServices, revoked: [RevokedSession]) {
         self.server = server
         self.services = services
+        let config = server.config
+        signupsByAddress = RateLimiter(limit: config.signupsPerHour, windowSeconds: 60 * 60)
+        hashPool = WorkerPool(loop: server.loop, threads: config.hashThreads, queueLimit: config.hashQueueLimit, label: "spotter.hash")
+        for session in revoked { revokedSessions[session.familyID] = session.revokedAt }
     }
 
+    /// A session was revoked (sign-out, or a reused refresh token): refuse its
+    /// access tokens from now on and close its sockets with 4003.
+    func sessionRevoked(_ session: RevokedSession) {
+        if revokedSessions.updateValue(session.revokedAt, forKey: session.familyID) == nil {
+            server.metrics.sessionsRevoked.increment()
+        }
+        server.hub.closeSockets(userID: session.userID, sessionID: session.familyID)
+    }
+
+    /// How long a revocation must be remembered: an access token issued just before it lives this long.
+    var revocationMemorySeconds: Int64 { services.accessLifetime + 60 }
+
     typealias Respond = (HTTPResponse) -> Void
+
+    /// One call of an endpoint: what its handler needs.
+    struct Call {
+        let request: HTTPRequest
+        let peer: String
+        let language: Language
+        /// The signed-in caller; nil only for endpoints without `auth`.
+        let actor: Actor?
+        /// The path segments matched by `*` in the endpoint's pattern.
+        let parameters: [String]
+        let respond: Respond
+        var signedIn: Actor { actor! }
+    }
+
+    struct Endpoint: Sendable {
+        let method: String
+        /// Path below `/v1/`, split on `/`; `*` matches one segment.
+        let pattern: [Substring]
+        let auth: Bool
+        let handler: @Sendable (API, Call) throws -> Void
+        init(_ method: String, _ path: String, auth: Bool = true, _ handler: @escaping @Sendable (API, Call) throws -> Void) {
+            self.method = method
+            pattern = path.split(separator: "/", omittingEmptySubsequences: false)
+            self.auth = auth
+            self.handler = handler
+        }
+
+        /// The `*` segments, or nil if `parts` is not this endpoint's path.
+        func match(_ parts: [Substring]) -> [String]? {
+            guard parts.count == pattern.count else { return nil }
+            var parameters: [String] = []
+            for (part, expected) in zip(parts, pattern) {
+                if expected == "*" {
+                    guard !part.isEmpty else { return nil }
+                    parameters.append(String(part))
+                } else if part != expected {
+                    return nil
+                }
+            }
+            return parameters
+        }
+    }
+
+    /// Every endpoint under `/v1/` (the WebSocket aside). A path that matches
+    /// with another method gets 405 and `Allow` listing the methods it has.
+    static let endpoints: [Endpoint] = [
+        Endpoint("POST", "auth/signup", auth: false) { try $0.signUp($1.request, peer: $1.peer, $1.language, $1.respond) },
+        Endpoint("POST", "auth/signin", auth: false) { try $0.signIn($1.request, peer: $1.peer, $1.language, $1.respond) },
+        Endpoint("POST", "auth/refresh", auth: false) { try $0.refresh($1.request, $1.language, $1.respond) },
+        Endpoint("POST", "auth/signout", auth: false) { try $0.signOut($1.request, $1.language, $1.respond) },
+        Endpoint("POST", "auth/otp/request", auth: false) { try $0.requestOTP($1.request, peer: $1.peer, $1.language, $1.respond) },
+        Endpoint("POST", "auth/otp/verify", auth: false) { try $0.verifyOTP($1.request, peer: $1.peer, $1.language, $1.respond) },
+        Endpoint("GET", "me") { $0.me($1.signedIn, $1.language, $1.respond) },
+        Endpoint("PUT", "me/language") { try $0.setLanguage($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "coaches") { $0.listCoaches($1.language, $1.respond) },
+        Endpoint("GET", "me/coach") { try $0.myCoach($1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "me/coach") { try $0.pickCoach($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "me/coach-change-requests") { try $0.requestChange($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "coach/clients") { try $0.coachClients($1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "clients/*/profile") { try $0.clientProfile($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "admin/coach-change-requests") { try $0.listChangeRequests($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "admin/coach-change-requests/*/approve") {
+            try $0.decideChange(id: $1.parameters[0], approve: true, $1.signedIn, $1.language, $1.respond)
+        },
+        Endpoint("POST", "admin/coach-change-requests/*/reject") {
+            try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
+        },
+        Endpoint("POST", "admin/provision") { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "dev/reset-limits", auth: false) { api, call in api.resetLimits(call.respond) },
+    ]
 
     /// A request the API handles, or nil for paths outside `/v1/`.
     func route(_ request: HTTPRequest, peer: String) -> Server.Route? {
@@ -30,72 +126,41 @@ final class API {
         guard path.hasPrefix("/v1/") else { return nil }
         let chosen = request.headers["Accept-Language"].map { Language(acceptLanguage: $0) }
         let language = chosen ?? .english
-        let parts = path.split(separator: "/").map(String.init)  // ["v1", …]
-        let method = request.method
-
         if path == "/v1/ws" { return upgrade(request, language: chosen) }
 
-        func handle(_ body: @escaping (Actor?, @escaping Respond) throws -> Void, auth: Bool = true) -> Server.Route {
-            .deferred { respond in
+        let parts = path.dropFirst(4).split(separator: "/", omittingEmptySubsequences: false)
+        var allowed: [String] = []
+        for endpoint in Self.endpoints {
+            guard let parameters = endpoint.match(parts) else { continue }
+            if endpoint.pattern.first == "dev" && !server.config.development { continue }  // absent in production
+            guard endpoint.method == request.method else {
+                allowed.append(endpoint.method)
+                continue
+            }
+            return .deferred { respond in
                 do {
-                    let actor = auth ? try self.authenticate(request) : nil
-                    try body(actor, respond)
+                    let actor = endpoint.auth ? try self.authenticate(request) : nil
+                    try endpoint.handler(self, Call(
+                        request: request, peer: peer, language: language, actor: actor, parameters: parameters, respond: respond))
                 } catch {
                     respond(.apiError(APIError(wrapping: error), language))
                 }
             }
         }
-        func fail(_ error: APIError) -> Server.Route { .respond(.apiError(error, language)) }
-
-        switch (method, parts.dropFirst().joined(separator: "/")) {
-        case ("POST", "auth/signup"):
-            return handle({ _, respond in try self.signUp(request, language, respond) }, auth: false)
-        case ("POST", "auth/signin"):
-            return handle({ _, respond in try self.signIn(request, peer: peer, language, respond) }, auth: false)
-        case ("POST", "auth/refresh"):
-            return handle({ _, respond in try self.refresh(request, language, respond) }, auth: false)
-        case ("POST", "auth/signout"):
-            return handle({ _, respond in try self.signOut(request, language, respond) }, auth: false)
-        case ("POST", "auth/otp/request"):
-            return handle({ _, respond in try self.requestOTP(request, peer: peer, language, respond) }, auth: false)
-        case ("POST", "auth/otp/verify"):
-            return handle({ _, respond in try self.verifyOTP(request, peer: peer, language, respond) }, auth: false)
-        case ("GET", "me"):
-            return handle { actor, respond in self.me(actor!, language, respond) }
-        case ("PUT", "me/language"):
-            return handle { actor, respond in try self.setLanguage(request, actor!, language, respond) }
-        case ("PUT", "me/onboarding"):
-            return handle { actor, respond in try self.saveOnboarding(request, actor!, language, respond) }
-        case ("GET", "coaches"):
-            return handle { _, respond in self.listCoaches(language, respond) }
-        case ("GET", "me/coach"):
-            return handle { actor, respond in try self.myCoach(actor!, language, respond) }
-        case ("POST", "me/coach"):
-            return handle { actor, respond in try self.pickCoach(request, actor!, language, respond) }
-        case ("POST", "me/coach-change-requests"):
-            return handle { actor, respond in try self.requestChange(request, actor!, language, respond) }
-        case ("GET", "coach/clients"):
-            return handle { actor, respond in try self.coachClients(actor!, language, respond) }
-        case ("GET", "admin/coach-change-requests"):
-            return handle { actor, respond in
-                try self.listChangeRequests(request, actor!, language, respond)
-            }
-        case ("POST", "admin/provision"):
-            return handle { actor, respond in try self.provision(request, actor!, language, respond) }
-        case ("POST", _) where parts.count == 5 && parts[1] == "admin" && parts[2] == "coach-change-requests"
-            && (parts[4] == "approve" || parts[4] == "reject"):
-            return handle { actor, respond in
-                try self.decideChange(id: parts[3], approve: parts[4] == "approve", actor!, language, respond)
-            }
-        case ("GET", _) where parts.count == 4 && parts[1] == "clients" && parts[3] == "profile":
-            return handle { actor, respond in try self.clientProfile(parts[2], actor!, language, respond) }
-        default:
-            let known = ["auth/signup", "auth/signin", "auth/refresh", "auth/signout", "auth/otp/request",
-                         "auth/otp/verify", "me", "me/language", "me/onboarding", "coaches", "me/coach", "me/coach-change-requests",
-                         "coach/clients", "admin/coach-change-requests", "admin/provision"]
-            if known.contains(parts.dropFirst().joined(separator: "/")) { return fail(APIError(.methodNotAllowed)) }
-            return fail(APIError(.notFound))
+        guard allowed.isEmpty else {
+            return .respond(.apiError(APIError(.methodNotAllowed), language, headers: [("Allow", allowed.joined(separator: ", "))]))
         }
+        return .respond(.apiError(APIError(.notFound), language))
+    }
+
+    /// `POST /v1/dev/reset-limits` (development mode only): forgets every
+    /// per-address and per-account count, so test runs start clean.
+    func resetLimits(_ respond: Respond) {
+        failuresByAccount = RateLimiter(limit: failuresByAccount.limit, windowSeconds: failuresByAccount.windowSeconds)
+        attemptsByAddress = RateLimiter(limit: attemptsByAddress.limit, windowSeconds: attemptsByAddress.windowSeconds)
+        otpRequestsByAddress = RateLimiter(limit: otpRequestsByAddress.limit, windowSeconds: otpRequestsByAddress.windowSeconds)
+        signupsByAddress = RateLimiter(limit: signupsByAddress.limit, windowSeconds: signupsByAddress.windowSeconds)
+        respond(HTTPResponse(status: 204))
     }
 
     /// Forgets idle rate-limit keys so the limiters stay small. Once a second.
@@ -104,6 +169,11 @@ final class API {
         failuresByAccount.prune(now: now)
         attemptsByAddress.prune(now: now)
         otpRequestsByAddress.prune(now: now)
+        signupsByAddress.prune(now: now)
+        let forgetBefore = now - revocationMemorySeconds
+        if revokedSessions.values.contains(where: { $0 < forgetBefore }) {
+            revokedSessions = revokedSessions.filter { $0.value >= forgetBefore }
+        }
     }
 
     // MARK: - Authentication
@@ -125,14 +195,16 @@ final class API {
 
     func verify(_ token: String?) throws(APIError) -> (actor: Actor, claims: AccessClaims) {
         guard let token else { throw APIError(.unauthorized) }
+        let claims: AccessClaims
         do {
-            let claims = try services.signer.verify(token, now: unixNow())
-            return (Actor(userID: claims.subject, role: claims.role), claims)
+            claims = try services.signer.verify(token, now: unixNow())
         } catch .expired {
             throw APIError(.tokenExpired)
         } catch {
             throw APIError(.unauthorized)
         }
+        guard revokedSessions[claims.sessionID] == nil else { throw APIError(.sessionRevoked) }
+        return (Actor(userID: claims.subject, role: claims.role), claims)
     }
 
     /// Runs blocking `work` on the pool, then answers with `status` and its
@@ -141,12 +213,37 @@ final class API {
         status: Int = 200, _ language: Language, _ respond: @escaping Respond,
         _ work: @escaping @Sendable () throws -> T
     ) {
-        server.loop.runBlocking({ blockingResult(work) }, then: { result in
+        server.loop.runBlocking({ blockingResult(work) }, then: API.answer(status: status, language, respond))
+    }
+
+    /// Answers with `status` and the JSON result, or the error.
+    static func answer<T: Encodable>(status: Int, _ language: Language, _ respond: @escaping Respond) -> (Result<T, APIError>) -> Void {
+        { result in
             switch result {
             case .success(let value): respond(.json(status, value))
             case .failure(let error): respond(.apiError(error, language))
             }
-        })
+        }
+    }
+
+    /// Runs `work` (which hashes a password) on the hashing threads, then
+    /// `completion` on the loop. When the hashing queue is full, `completion`
+    /// gets 429 `server_busy` at once: a storm of sign-ins waits on its own
+    /// threads and is cut off, while reads go on.
+    func hashing<T: Sendable>(_ work: @escaping @Sendable () -> Result<T, APIError>,
+                              then completion: @escaping (Result<T, APIError>) -> Void) {
+        guard hashPool.submit(work, then: completion) else {
+            server.metrics.hashQueueRejections.increment()
+            completion(.failure(APIError(.serverBusy, retryAfterSeconds: 1)))
+            return
+        }
+    }
+
+    /// `run`, on the hashing threads.
+    func hashing<T: Sendable & Encodable>(
+        status: Int = 200, _ language: Language, _ respond: @escaping Respond, _ work: @escaping @Sendable () throws -> T
+    ) {
+        hashing({ blockingResult(work) }, then: API.answer(status: status, language, respond))
     }
 
     // MARK: - WebSocket
