@@ -77,9 +77,10 @@ struct CrashRecoveryTests {
                 #expect(stored[id] == seq, "acked \(id) (seq \(seq)) lost or moved")
             }
             total += messages.count
-            // A retry after a lost ack returns the original, creates nothing.
+            // A retry after a lost ack (same id, same text) returns the original, creates nothing.
             if let last = mine.max(by: { $0.value < $1.value }) {
-                let retry = try socket.result("message.send", ["thread_id": threads[index], "client_message_id": last.key, "text": "burst"])
+                let n = last.key.split(separator: "-").last!
+                let retry = try socket.result("message.send", ["thread_id": threads[index], "client_message_id": last.key, "text": "burst \(n)"])
                 #expect(retry["seq"] as? Int == last.value)
             }
         }

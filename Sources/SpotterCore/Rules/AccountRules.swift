@@ -57,7 +57,7 @@ public enum AccountRules {
     /// (tabs, newlines, …). Throws `.invalidName` (field "full_name").
     public static func normalizeName(_ raw: String) throws(APIError) -> String {
         let name = raw.spotterTrimmed()
-        guard (1...maxNameCharacters).contains(name.count),
+        guard !name.isEmpty, TextBounds.fits(name, maxCharacters: maxNameCharacters),
               !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw APIError(.invalidName, field: "full_name")
         }

@@ -6,6 +6,11 @@ public enum MessageRules {
     /// Text messages: 1…1,000 user-perceived characters (grapheme clusters,
     /// so an Arabic letter with its diacritics or an emoji counts once).
     public static let maxTextCharacters = 1000
+    /// And at most 8 KiB of UTF-8: a character may carry any number of combining marks.
+    public static let maxTextBytes = 8192
+    /// The conversation list's preview: 100 characters, 400 bytes.
+    public static let maxPreviewCharacters = 100
+    public static let maxPreviewBytes = 400
     public static let maxClientMessageIDLength = 64
     public static let mealTypes: Set<String> = ["breakfast", "lunch", "dinner", "snack"]
 
@@ -24,7 +29,9 @@ public enum MessageRules {
         guard let raw, raw.contains(where: { !$0.isWhitespace }), !raw.utf8.contains(0) else {
             throw APIError(.invalidMessage, field: "text")
         }
-        guard raw.count <= maxTextCharacters else { throw APIError(.messageTooLong, field: "text") }
+        guard TextBounds.fits(raw, maxCharacters: maxTextCharacters, maxBytes: maxTextBytes) else {
+            throw APIError(.messageTooLong, field: "text")
+        }
         return raw
     }
 
@@ -34,9 +41,9 @@ public enum MessageRules {
     public static func meal(_ raw: MealLog?) throws(APIError) -> MealLog {
         guard var meal = raw else { throw APIError(.missingField, field: "meal") }
         meal.name = meal.name.trimmedForMessage()
-        guard (1...100).contains(meal.name.count) else { throw APIError(.invalidMessage, field: "meal.name") }
+        guard !meal.name.isEmpty, TextBounds.fits(meal.name, maxCharacters: 100) else { throw APIError(.invalidMessage, field: "meal.name") }
         meal.ingredients = meal.ingredients.map { $0.trimmedForMessage() }.filter { !$0.isEmpty }
-        guard meal.ingredients.count <= 50, meal.ingredients.allSatisfy({ $0.count <= 100 }) else {
+        guard meal.ingredients.count <= 50, meal.ingredients.allSatisfy({ TextBounds.fits($0, maxCharacters: 100) }) else {
             throw APIError(.invalidMessage, field: "meal.ingredients")
         }
         guard (0...10_000).contains(meal.calories), meal.calories.isFinite else { throw APIError(.outOfRange, field: "meal.calories") }
@@ -44,16 +51,15 @@ public enum MessageRules {
             guard value.isFinite, (0...1000).contains(value) else { throw APIError(.outOfRange, field: field) }
         }
         guard mealTypes.contains(meal.mealType) else { throw APIError(.invalidMessage, field: "meal.meal_type") }
-        if let photo = meal.photoRef, photo.isEmpty || photo.count > 200 { throw APIError(.invalidMessage, field: "meal.photo_ref") }
+        if let photo = meal.photoRef, photo.isEmpty || !TextBounds.fits(photo, maxCharacters: 200) { throw APIError(.invalidMessage, field: "meal.photo_ref") }
         return meal
     }
 
-    /// What the conversation list shows: the first 100 characters of a
-    /// text (newlines as spaces), or the meal's name.
+    /// What the conversation list shows: the start of a text (newlines as
+    /// spaces), or the meal's name; at most 100 characters and 400 bytes.
     public static func preview(text: String?, meal: MealLog?) -> String {
-        if let meal { return "🍽 " + meal.name }
-        let flat = (text ?? "").map { $0.isNewline ? " " : $0 }
-        return flat.count > 100 ? String(flat.prefix(99)) + "…" : String(flat)
+        let full = meal.map { "🍽 " + $0.name } ?? String((text ?? "").map { $0.isNewline ? " " : $0 })
+        return TextBounds.prefix(full, maxCharacters: maxPreviewCharacters, maxBytes: maxPreviewBytes)
     }
 }
 

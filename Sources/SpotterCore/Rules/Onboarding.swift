@@ -67,7 +67,7 @@ public struct Onboarding: Sendable, Equatable, Codable {
         guard let goalText = goal?.spotterTrimmed(), !goalText.isEmpty else {
             throw APIError(.missingField, field: "goal")
         }
-        guard goalText.count <= maxGoalCharacters else { throw APIError(.outOfRange, field: "goal") }
+        guard TextBounds.fits(goalText, maxCharacters: maxGoalCharacters) else { throw APIError(.outOfRange, field: "goal") }
 
         guard let levelText = experienceLevel?.spotterTrimmed(), !levelText.isEmpty else {
             throw APIError(.missingField, field: "experience_level")
@@ -99,7 +99,7 @@ public struct Onboarding: Sendable, Equatable, Codable {
         for entry in raw ?? [] {
             let text = entry.spotterTrimmed()
             if text.isEmpty { continue }
-            guard text.count <= maxListEntryCharacters else { throw APIError(.outOfRange, field: field) }
+            guard TextBounds.fits(text, maxCharacters: maxListEntryCharacters) else { throw APIError(.outOfRange, field: field) }
             cleaned.append(text)
         }
         guard cleaned.count <= maxListEntries else { throw APIError(.outOfRange, field: field) }

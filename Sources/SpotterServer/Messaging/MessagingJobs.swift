@@ -25,6 +25,19 @@ struct SendOutcome: Sendable {
     let events: [LoggedEvent]
 }
 
+/// What a link change did: the `thread` events logged, and each user's
+/// new view of each thread (for sockets already open).
+struct LinkChanges: Sendable {
+    struct Thread: Sendable {
+        let userID: String
+        let threadID: String
+        let peerID: String
+        let active: Bool
+    }
+    let events: [LoggedEvent]
+    let threads: [Thread]
+}
+
 struct ReceiptOutcome: Sendable {
     let result: ReceiptResult
     let events: [LoggedEvent]
@@ -66,7 +79,13 @@ enum MessagingJobs {
             threadID: threadID, senderID: senderID, clientMessageID: clientMessageID, kind: kind, body: body, createdAt: now,
             preview: MessageRules.preview(text: text, meal: meal)))
         guard case .inserted(let stored) = outcome else {
-            if case .duplicate(let original) = outcome { return SendOutcome(message: messageView(original), events: []) }
+            if case .duplicate(let original) = outcome {
+                // A retry returns the original; the same key with other content is a client bug, not a retry.
+                guard original.kind == kind, original.body == body else {
+                    throw APIError(.idempotencyConflict, field: "client_message_id")
+                }
+                return SendOutcome(message: messageView(original), events: [])
+            }
             throw APIError(.internalError)
         }
         let view = messageView(stored)
@@ -120,6 +139,48 @@ enum MessagingJobs {
         let event = ReceiptEvent(
             threadId: receipt.threadID, userId: receipt.userID, deliveredSeq: receipt.deliveredSeq, readSeq: receipt.readSeq)
         return NewEvent(userID: peerID, kind: "receipt", payload: event.jsonText)
+    }
+
+    // MARK: - Links
+
+    /// A client picked their first coach: the link, its thread, and a
+    /// `thread` event for both of them, in one transaction.
+    static func createLink(_ db: Database, _ state: MessagingWriter, clientID: String, coachID: String, threadID: String,
+                           now: Int64) throws -> (link: LinkRecord, changes: LinkChanges) {
+        let link = try AccountStore.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
+        return (link, try threadEvents(db, state, clientID: clientID, coaches: [coachID], now: now))
+    }
+
+    /// An admin decided a coach change. Approved, the client, the old coach
+    /// and the new coach each get a `thread` event for the threads whose state
+    /// changed (the old one inactive, the new one active), so open sockets
+    /// stop treating the old thread as writable.
+    static func decideChange(_ db: Database, _ state: MessagingWriter, requestID: String, approve: Bool, adminID: String,
+                             threadID: String, now: Int64) throws -> (request: ChangeRequestRecord, changes: LinkChanges) {
+        let (request, previous) = try AccountStore.decideChangeRequest(
+            db, id: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
+        guard approve else { return (request, LinkChanges(events: [], threads: [])) }
+        let coaches = [previous, request.toCoachId].compactMap { $0 }
+        return (request, try threadEvents(db, state, clientID: request.clientId, coaches: Set(coaches), now: now))
+    }
+
+    /// `thread` events for every thread between the client and one of `coaches`, to both participants.
+    private static func threadEvents(_ db: Database, _ state: MessagingWriter, clientID: String, coaches: Set<String>,
+                                     now: Int64) throws -> LinkChanges {
+        var events: [NewEvent] = []
+        var threads: [LinkChanges.Thread] = []
+        let clientName = try AccountStore.user(db, id: clientID)?.fullName
+        for thread in try Messaging.threads(db, userID: clientID) where thread.clientID == clientID && coaches.contains(thread.coachID) {
+            let active = try Messaging.isActive(db, thread: thread)
+            let coachName = try AccountStore.user(db, id: thread.coachID)?.fullName
+            events.append(NewEvent(userID: clientID, kind: "thread", payload: JSON.encode(
+                ThreadEvent(threadId: thread.id, peerId: thread.coachID, peerName: coachName, active: active))))
+            events.append(NewEvent(userID: thread.coachID, kind: "thread", payload: JSON.encode(
+                ThreadEvent(threadId: thread.id, peerId: clientID, peerName: clientName, active: active))))
+            threads.append(.init(userID: clientID, threadID: thread.id, peerID: thread.coachID, active: active))
+            threads.append(.init(userID: thread.coachID, threadID: thread.id, peerID: clientID, active: active))
+        }
+        return LinkChanges(events: try append(db, state, events, now), threads: threads)
     }
 
     /// Appends the events in one statement and returns them ready to push.
