@@ -25,7 +25,7 @@ public struct MealLog: Codable, Sendable, Equatable {
         self.photoRef = photoRef
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, ingredients, calories
         case proteinG = "protein_g"
         case carbsG = "carbs_g"
@@ -45,7 +45,7 @@ public struct SendMessageCommand: Codable, Sendable, Equatable {
     public var text: String?
     public var meal: MealLog?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, text, meal
         case threadId = "thread_id"
         case clientMessageId = "client_message_id"
@@ -89,7 +89,7 @@ public struct MessageView: Codable, Sendable, Equatable {
 public struct ReceiptCommand: Codable, Sendable, Equatable {
     public var threadId: String?
     public var seq: Int64?
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case seq
         case threadId = "thread_id"
     }
@@ -100,7 +100,7 @@ public struct HistoryCommand: Codable, Sendable, Equatable {
     public var threadId: String?
     public var beforeSeq: Int64?
     public var limit: Int?
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case limit
         case threadId = "thread_id"
         case beforeSeq = "before_seq"
@@ -110,12 +110,13 @@ public struct HistoryCommand: Codable, Sendable, Equatable {
 /// `typing` (ephemeral) and other commands that only name a thread.
 public struct ThreadCommand: Codable, Sendable, Equatable {
     public var threadId: String?
-    enum CodingKeys: String, CodingKey { case threadId = "thread_id" }
+    enum CodingKeys: String, CodingKey, CaseIterable { case threadId = "thread_id" }
 }
 
 /// `resume`: everything after `cursor`, then `live`.
 public struct ResumeCommand: Codable, Sendable, Equatable {
     public var cursor: Int64?
+    enum CodingKeys: String, CodingKey, CaseIterable { case cursor }
 }
 
 public struct HistoryResult: Codable, Sendable, Equatable {
@@ -278,6 +279,38 @@ public struct UnreadEvent: Codable, Sendable, Equatable {
         case threadId = "thread_id"
         case totalUnread = "total_unread"
         case readSeq = "read_seq"
+    }
+}
+
+/// `thread`: a conversation appeared or its state changed (a coach was
+/// picked, or a coach change was approved). Logged. `active` false means the
+/// thread stays readable but takes no new messages or typing.
+public struct ThreadEvent: Codable, Sendable, Equatable {
+    public var type = "thread"
+    public var threadId: String
+    public var peerId: String
+    public var peerName: String?
+    public var active: Bool
+    public init(threadId: String, peerId: String, peerName: String?, active: Bool) {
+        self.threadId = threadId
+        self.peerId = peerId
+        self.peerName = peerName
+        self.active = active
+    }
+    enum CodingKeys: String, CodingKey {
+        case type, active
+        case threadId = "thread_id"
+        case peerId = "peer_id"
+        case peerName = "peer_name"
+    }
+    /// Encodes `peer_name` as null when there is none: every field is always present.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(threadId, forKey: .threadId)
+        try container.encode(peerId, forKey: .peerId)
+        try container.encode(peerName, forKey: .peerName)
+        try container.encode(active, forKey: .active)
     }
 }
 

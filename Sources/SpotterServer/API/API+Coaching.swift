@@ -62,15 +62,19 @@ extension API {
         guard let coachID = try JSON.decode(CoachChoiceRequest.self, from: request.body).coachId else {
             throw APIError(.missingField, field: "coach_id")
         }
-        let services = self.services
-        run(status: 201, language, respond) { () -> LinkView in
+        let (threadID, now, clientID) = (SecureRandom.uuid(), unixNow(), actor.userID)
+        let hub = server.hub!
+        let messaging = hub.messaging
+        hub.write({ db in
             do {
-                return try services.accounts.createLink(
-                    clientID: actor.userID, coachID: coachID, threadID: SecureRandom.uuid(), now: unixNow()).view
+                return try MessagingJobs.createLink(db, messaging, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
             } catch AccountStoreError.notFound {
                 throw APIError(.coachNotFound, field: "coach_id")
             }
-        }
+        }, then: { result in
+            if case .success(let outcome) = result { hub.linksChanged(outcome.changes) }
+            API.answer(status: 201, language, respond)(result.map(\.link.view))
+        })
     }
 
     func requestChange(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
@@ -101,11 +105,16 @@ extension API {
 
     func decideChange(id: String, approve: Bool, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
-        let services = self.services
-        run(language, respond) {
-            try services.accounts.decideChangeRequest(
-                id: id, approve: approve, adminID: actor.userID, threadID: SecureRandom.uuid(), now: unixNow()).view
-        }
+        let (threadID, now, adminID) = (SecureRandom.uuid(), unixNow(), actor.userID)
+        let hub = server.hub!
+        let messaging = hub.messaging
+        hub.write({ db in
+            try MessagingJobs.decideChange(
+                db, messaging, requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now)
+        }, then: { result in
+            if case .success(let outcome) = result { hub.linksChanged(outcome.changes) }
+            API.answer(status: 200, language, respond)(result.map(\.request.view))
+        })
     }
 
     /// Load-test setup (admin only): up to 20,000 accounts per call, all

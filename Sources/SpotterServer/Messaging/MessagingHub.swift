@@ -4,6 +4,7 @@ import GRDB
 import SpotterCore
 import SpotterProtocol
 import SpotterStore
+import WebSocket
 
 /// Who is connected, who is online, and the bridge to the store's writer.
 /// Loop thread only, except where noted.
@@ -61,6 +62,27 @@ final class MessagingHub {
         }
     }
 
+    /// A committed link change: push its `thread` events, then bring open
+    /// sockets' view of the threads (who may type or write where) and their
+    /// presence peers up to date. A newly active peer that is online is
+    /// announced at once.
+    func linksChanged(_ changes: LinkChanges) {
+        publish(changes.events)
+        for change in changes.threads {
+            for socket in sockets[change.userID] ?? [] {
+                socket.threadChanged(change.threadID, peer: change.peerID, active: change.active)
+            }
+            guard let socket = sockets[change.userID]?.first, peers[change.userID] != nil else { continue }
+            let linked = socket.activePeers
+            let added = linked.subtracting(peers[change.userID] ?? [])
+            peers[change.userID] = linked
+            for peer in added where isOnline(peer) {
+                let frame = JSON.encode(PresenceEvent(userId: peer, online: true, lastSeenAt: nil))
+                for socket in sockets[change.userID] ?? [] { socket.sendEphemeral(frame) }
+            }
+        }
+    }
+
     // MARK: - Presence
 
     func isOnline(_ userID: String) -> Bool { !(sockets[userID]?.isEmpty ?? true) }
@@ -89,6 +111,13 @@ final class MessagingHub {
         broadcastPresence(userID: userID, online: false, lastSeenAt: now)
         peers[userID] = nil
         write({ db in try Messaging.setLastSeen(db, userID: userID, at: now) }, then: { _ in })
+    }
+
+    /// Closes every socket of a revoked session with 4003.
+    func closeSockets(userID: String, sessionID: String) {
+        for socket in sockets[userID] ?? [] where socket.sessionID == sessionID {
+            socket.connection?.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "session revoked")
+        }
     }
 
     private func broadcastPresence(userID: String, online: Bool, lastSeenAt: Int64?) {

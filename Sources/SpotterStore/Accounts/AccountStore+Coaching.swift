@@ -22,7 +22,7 @@ extension AccountStore {
 
     /// The client's link to its coach, with their thread; nil when the client has no coach.
     public func link(clientID: String) throws -> LinkRecord? {
-        try writer.read { db in try fetchLink(clientID: clientID, db) }
+        try writer.read { db in try Self.fetchLink(clientID: clientID, db) }
     }
 
     /// Links the client to the coach and creates their thread (id `threadID`) unless the pair already
@@ -30,15 +30,18 @@ extension AccountStore {
     /// a coach, `.notFound` if `coachID` is not a coach or `clientID` is not a user.
     @discardableResult
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
-        try writer.write { db in
-            guard try isCoach(coachID, db), try userExists(clientID, db) else { throw AccountStoreError.notFound }
-            if try fetchLink(clientID: clientID, db) != nil { throw AccountStoreError.conflict("already_linked") }
-            try db.execute(sql: "INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)",
-                           arguments: [clientID, coachID, now])
-            try ensureThread(id: threadID, coachID: coachID, clientID: clientID, now: now, db)
-            guard let link = try fetchLink(clientID: clientID, db) else { throw AccountStoreError.notFound }
-            return link
-        }
+        try writer.write { db in try Self.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now) }
+    }
+
+    /// `createLink` inside the caller's write transaction (the messaging writer, which logs the change).
+    public static func createLink(_ db: Database, clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
+        guard try isCoach(coachID, db), try userExists(clientID, db) else { throw AccountStoreError.notFound }
+        if try fetchLink(clientID: clientID, db) != nil { throw AccountStoreError.conflict("already_linked") }
+        try db.execute(sql: "INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)",
+                       arguments: [clientID, coachID, now])
+        try ensureThread(id: threadID, coachID: coachID, clientID: clientID, now: now, db)
+        guard let link = try fetchLink(clientID: clientID, db) else { throw AccountStoreError.notFound }
+        return link
     }
 
     /// The coach's clients, ordered by full name (then id), with profile basics, the most recent
@@ -72,18 +75,18 @@ extension AccountStore {
     public func createChangeRequest(id: String, clientID: String, toCoachID: String, reason: String?,
                                     now: Int64) throws -> ChangeRequestRecord {
         try writer.write { db in
-            guard let current = try fetchLink(clientID: clientID, db) else { throw AccountStoreError.conflict("no_coach") }
+            guard let current = try Self.fetchLink(clientID: clientID, db) else { throw AccountStoreError.conflict("no_coach") }
             if try Row.fetchOne(db, sql: "SELECT 1 FROM coachChangeRequest WHERE clientId = ? AND status = 'pending'",
                                 arguments: [clientID]) != nil {
                 throw AccountStoreError.conflict("pending")
             }
-            guard try isCoach(toCoachID, db) else { throw AccountStoreError.notFound }
+            guard try Self.isCoach(toCoachID, db) else { throw AccountStoreError.notFound }
             if current.coachId == toCoachID { throw AccountStoreError.conflict("same_coach") }
             try db.execute(sql: """
                 INSERT INTO coachChangeRequest (id, clientId, fromCoachId, toCoachId, reason, status, createdAt)
                 VALUES (?, ?, ?, ?, ?, 'pending', ?)
                 """, arguments: [id, clientID, current.coachId, toCoachID, reason, now])
-            guard let record = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
+            guard let record = try Self.fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
             return record
         }
     }
@@ -105,26 +108,35 @@ extension AccountStore {
     public func decideChangeRequest(id: String, approve: Bool, adminID: String, threadID: String,
                                     now: Int64) throws -> ChangeRequestRecord {
         try writer.write { db in
-            guard let request = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
-            guard request.status == "pending" else { throw AccountStoreError.conflict("not_pending") }
-            if approve {
-                try db.execute(sql: """
-                    INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)
-                    ON CONFLICT(clientId) DO UPDATE SET coachId = excluded.coachId, createdAt = excluded.createdAt
-                    """, arguments: [request.clientId, request.toCoachId, now])
-                try ensureThread(id: threadID, coachID: request.toCoachId, clientID: request.clientId, now: now, db)
-            }
-            try db.execute(sql: """
-                UPDATE coachChangeRequest SET status = ?, decidedAt = ?, decidedBy = ? WHERE id = ?
-                """, arguments: [approve ? "approved" : "rejected", now, adminID, id])
-            guard let decided = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
-            return decided
+            try Self.decideChangeRequest(db, id: id, approve: approve, adminID: adminID, threadID: threadID, now: now).request
         }
+    }
+
+    /// `decideChangeRequest` inside the caller's write transaction, with the coach the client had before
+    /// (nil if none, or if the request was rejected).
+    public static func decideChangeRequest(_ db: Database, id: String, approve: Bool, adminID: String, threadID: String,
+                                           now: Int64) throws -> (request: ChangeRequestRecord, previousCoachID: String?) {
+        guard let request = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
+        guard request.status == "pending" else { throw AccountStoreError.conflict("not_pending") }
+        var previous: String?
+        if approve {
+            previous = try fetchLink(clientID: request.clientId, db)?.coachId
+            try db.execute(sql: """
+                INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)
+                ON CONFLICT(clientId) DO UPDATE SET coachId = excluded.coachId, createdAt = excluded.createdAt
+                """, arguments: [request.clientId, request.toCoachId, now])
+            try ensureThread(id: threadID, coachID: request.toCoachId, clientID: request.clientId, now: now, db)
+        }
+        try db.execute(sql: """
+            UPDATE coachChangeRequest SET status = ?, decidedAt = ?, decidedBy = ? WHERE id = ?
+            """, arguments: [approve ? "approved" : "rejected", now, adminID, id])
+        guard let decided = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
+        return (decided, previous)
     }
 
     // MARK: Helpers (inside a transaction)
 
-    private func fetchLink(clientID: String, _ db: Database) throws -> LinkRecord? {
+    private static func fetchLink(clientID: String, _ db: Database) throws -> LinkRecord? {
         try Row.fetchOne(db, sql: """
             SELECT l.clientId, l.coachId, l.createdAt, t.id AS threadId
             FROM coachClientLink l JOIN thread t ON t.coachId = l.coachId AND t.clientId = l.clientId
@@ -135,20 +147,20 @@ extension AccountStore {
         }
     }
 
-    private func fetchRequest(id: String, _ db: Database) throws -> ChangeRequestRecord? {
+    private static func fetchRequest(id: String, _ db: Database) throws -> ChangeRequestRecord? {
         try Row.fetchOne(db, sql: "SELECT * FROM coachChangeRequest WHERE id = ?", arguments: [id])
             .map(ChangeRequestRecord.init(row:))
     }
 
-    private func isCoach(_ userID: String, _ db: Database) throws -> Bool {
+    private static func isCoach(_ userID: String, _ db: Database) throws -> Bool {
         try Row.fetchOne(db, sql: "SELECT 1 FROM coach WHERE userId = ?", arguments: [userID]) != nil
     }
 
-    private func userExists(_ userID: String, _ db: Database) throws -> Bool {
+    private static func userExists(_ userID: String, _ db: Database) throws -> Bool {
         try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE id = ?"#, arguments: [userID]) != nil
     }
 
-    private func ensureThread(id: String, coachID: String, clientID: String, now: Int64, _ db: Database) throws {
+    private static func ensureThread(id: String, coachID: String, clientID: String, now: Int64, _ db: Database) throws {
         try db.execute(sql: """
             INSERT INTO thread (id, coachId, clientId, createdAt) VALUES (?, ?, ?, ?)
             ON CONFLICT(coachId, clientId) DO NOTHING
