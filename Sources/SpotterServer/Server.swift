@@ -251,6 +251,7 @@ public final class Server: @unchecked Sendable {
         case "/metrics":
             guard request.method == "GET" else { return .respond(methodNotAllowed) }
             let writer = hub.writer
+            metrics.outboundQueued.record(connections.values.reduce(0) { $0 + $1.tcp.queuedBytes })
             metrics.recordStore(writesInFlight: hub.pendingWrites, totals: ServerMetrics.StoreTotals(
                 batches: writer.batchesCommitted, jobs: writer.jobsCommitted, checkpointPasses: writer.checkpointPasses))
             return .respond(HTTPResponse(

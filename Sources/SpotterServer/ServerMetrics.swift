@@ -32,6 +32,8 @@ final class ServerMetrics: Sendable {
     /// Sign-ups and sign-ins refused because the hashing queue was full.
     let hashQueueRejections: Counter
     let writesInFlight: Gauge
+    /// Bytes queued for sending and not yet taken by the kernel, over all connections (at scrape time).
+    let outboundQueued: Gauge
     private let batchesCommitted: Counter
     private let jobsCommitted: Counter
     private let checkpointPasses: Counter
@@ -55,6 +57,7 @@ final class ServerMetrics: Sendable {
         sessionsRevoked = Counter(label: "spotter_sessions_revoked_total", factory: factory)
         hashQueueRejections = Counter(label: "spotter_hash_queue_rejections_total", factory: factory)
         writesInFlight = Gauge(label: "spotter_store_writes_in_flight", factory: factory)
+        outboundQueued = Gauge(label: "spotter_outbound_queued_bytes", factory: factory)
         batchesCommitted = Counter(label: "spotter_store_batches_total", factory: factory)
         jobsCommitted = Counter(label: "spotter_store_jobs_total", factory: factory)
         checkpointPasses = Counter(label: "spotter_store_checkpoint_passes_total", factory: factory)

@@ -18,7 +18,7 @@ public struct APIResponse {
 }
 
 /// Calls the JSON API of a test server, one connection per call.
-public struct APIClient {
+public struct APIClient: Sendable {
     public let port: Int
     public init(port: Int) { self.port = port }
 

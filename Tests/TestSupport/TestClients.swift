@@ -15,7 +15,7 @@ public final class HTTPTestClient {
     var buffer: [UInt8] = []
 
     public init(port: Int) throws { socket = try BlockingSocket(port: port) }
-    init(socket: BlockingSocket) { self.socket = socket }
+    public init(socket: BlockingSocket) { self.socket = socket }
 
     /// Sends a request and reads its response.
     public func request(

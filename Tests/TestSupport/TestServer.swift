@@ -16,7 +16,9 @@ public final class TestServer: @unchecked Sendable {
     /// Starts a server with `configure` applied to a test configuration
     /// (port 0, echo on, cheap password hashing, a fixed token secret) on an
     /// in-memory database, or on `dataDirectory` when given.
-    public init(dataDirectory: String? = nil, _ configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    /// With `logOTPCodes`, codes go to the server's log sender (as in a
+    /// deployment without SMS) instead of `otp`.
+    public init(dataDirectory: String? = nil, logOTPCodes: Bool = false, _ configure: (inout ServerConfig) -> Void = { _ in }) throws {
         var config = ServerConfig()
         config.port = 0
         config.echoEnabled = true
@@ -28,7 +30,7 @@ public final class TestServer: @unchecked Sendable {
         self.store = store
         var logger = Logger(label: "spotter.test")
         logger.logLevel = .warning
-        server = Server(config: config, store: store, logger: logger, otpSender: otp)
+        server = Server(config: config, store: store, logger: logger, otpSender: logOTPCodes ? nil : otp)
         try server.start()
         let server = self.server
         let finished = self.finished
