@@ -10,7 +10,20 @@ set -euo pipefail
 BIN=${1:?usage: conformance.sh path/to/spotter}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TOOL=${AUTOBAHN_TOOL:-$ROOT/../shared/tools/autobahn}
-[ -x "$TOOL/run.sh" ] || { echo "conformance: Autobahn tool not found at $TOOL (set AUTOBAHN_TOOL)" >&2; exit 1; }
+if [ ! -x "$TOOL/run.sh" ]; then
+    # Users clone the repo without ../shared; CI (CI=true, set by .ci/run) must have it.
+    if [ "${CI:-}" = "true" ]; then
+        echo "conformance: Autobahn tool not found at $TOOL (set AUTOBAHN_TOOL); required in CI" >&2
+        exit 1
+    fi
+    echo "############################################################" >&2
+    echo "## conformance: SKIPPED - Autobahn|Testsuite not found at" >&2
+    echo "##   $TOOL" >&2
+    echo "## (set AUTOBAHN_TOOL to run it; CI requires it)" >&2
+    echo "############################################################" >&2
+    echo "conformance: autobahn: 0 passed (SKIPPED)"
+    exit 0
+fi
 export AUTOBAHN_VENV=${AUTOBAHN_VENV:-$ROOT/.build/autobahn-venv}
 export AUTOBAHN_REPORTS=${AUTOBAHN_REPORTS:-$ROOT/.build/autobahn-reports}
 export AUTOBAHN_TIMEOUT=${AUTOBAHN_TIMEOUT:-900}
