@@ -194,6 +194,8 @@ struct HTTPBoundsTests {
         latencies.sort()
         let median = latencies[latencies.count / 2]
         let counts = outcomes.withLock { $0 }
+        // Numbers for the record (not asserted beyond the bounds below).
+        print("storm: history median \(median) ms, max \(latencies.last ?? 0) ms over \(latencies.count) reads; sign-ups by status \(counts)")
         #expect(counts[201] ?? 0 > 0, "\(counts)")
         #expect(counts[429] ?? 0 > 0, "no sign-up was refused: \(counts)")
         #expect(retryAfter.withLock { $0 } == ["server_busy 1"])
