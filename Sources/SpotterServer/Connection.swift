@@ -170,7 +170,7 @@ final class Connection {
     private func answer(_ request: HTTPRequest, with response: HTTPResponse) {
         // A refused upgrade closes: the bytes behind it are WebSocket frames,
         // not a next request.
-        let refusedUpgrade = request.headers["Upgrade"] != nil
+        let refusedUpgrade = request.headers["Upgrade"] != nil || request.path == "/v1/ws"
         let keepAlive = request.keepAlive && !server.isDraining && !refusedUpgrade
         send(response, keepAlive: keepAlive)
         if !keepAlive { beginClosing() }

@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// Hands out one-time codes. The default writes them to the server log; a
-/// real deployment plugs in an SMS gateway (see Protocol/README.md). Called
+/// real deployment plugs in an SMS gateway (see deploy/README.md). Called
 /// on a worker thread, never on the loop: it may block on the network.
 public protocol OTPSender: Sendable {
     func send(code: String, to phone: String) throws
