@@ -259,6 +259,9 @@ final class Connection {
             server.metrics.bytesOut.increment(by: buffer.count - before)
         }
         server.metrics.framesOut.increment()
+        // A client that only receives (a coach with busy clients) and never
+        // reads is bounded here; one that also sends is checked on each read.
+        if tcp.queuedBytes > server.config.maxOutboundBytes { closeSlowReader() }
         return true
     }
 
@@ -285,6 +288,7 @@ final class Connection {
     /// close deadline whatever happens: memory stays bounded by the limit
     /// plus one message.
     private func closeSlowReader() {
+        guard case .webSocket = phase else { return }  // once: it may be found on a send and again on the read
         server.metrics.backpressureDisconnects.increment()
         server.logger.info(
             "closing slow reader", metadata: ["connection": "\(id)", "queued": "\(tcp.queuedBytes)"])

@@ -64,6 +64,36 @@ struct HTTPBoundsTests {
         }
     }
 
+    @Test func aSocketThatOnlyReceivesAndNeverReadsIsDropped() throws {
+        let server = try TestServer {
+            $0.maxMessageBytes = 16 * 1024
+            $0.maxOutboundBytes = 64 * 1024
+            $0.commandBurst = 100_000
+            $0.commandsPerSecond = 100_000
+        }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let coach = try api.signUp(role: "coach", name: "Carter", email: "carter@example.com")
+        let client = try api.signUp(role: "client", name: "Sara", email: "sara@example.com")
+        let thread = try #require(try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access).string("thread_id"))
+        // The coach's socket: handshake read, then never read again, never sends.
+        let silent = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(coach.access)")],
+                                             receiveBufferBytes: 4096)
+        _ = try silent.nextJSON()
+        let sender = try SpotterSocket(port: server.port, token: client.access)
+        let text = String(repeating: "x", count: 1000)
+        var dropped = false
+        for n in 1...6000 {
+            _ = try sender.result("message.send", ["thread_id": thread, "client_message_id": "m\(n)", "text": text])
+            if n % 200 == 0, try server.metric("spotter_backpressure_disconnects_total") ?? 0 >= 1 {
+                dropped = true
+                break
+            }
+        }
+        #expect(dropped, "a socket that never reads was never dropped")
+        #expect(try server.metric("spotter_outbound_queued_bytes") ?? 0 < 2 * 1024 * 1024)
+    }
+
     @Test func aHeadSentByteByByteGets408AtTheDeadline() throws {
         let server = try TestServer { $0.requestTimeoutSeconds = 2 }
         defer { server.stop() }
