@@ -37,6 +37,8 @@ public struct HTTPRequestParser: Sendable {
     private var buffer: [UInt8] = []
     /// Where the search for the blank line resumes.
     private var scanned = 0
+    /// A parsed head whose body has not all arrived: parsed once, not on every read.
+    private var waitingForBody: (request: HTTPRequest, headEnd: Int, bodyLength: Int)?
 
     public init(maxHeadBytes: Int = 8192, maxHeaderCount: Int = 64, maxBodyBytes: Int = 1 << 20) {
         self.maxHeadBytes = maxHeadBytes
@@ -53,14 +55,24 @@ public struct HTTPRequestParser: Sendable {
 
     /// The next complete request, or nil until more bytes arrive.
     public mutating func next() throws(HTTPError) -> HTTPRequest? {
-        guard let headEnd = try findHeadEnd() else {
-            if buffer.count > maxHeadBytes { throw HTTPError(431, "request head larger than \(maxHeadBytes) bytes") }
+        var (request, headEnd, bodyLength): (HTTPRequest, Int, Int)
+        if let waiting = waitingForBody {
+            (request, headEnd, bodyLength) = waiting
+        } else {
+            guard let end = try findHeadEnd() else {
+                if buffer.count > maxHeadBytes { throw HTTPError(431, "request head larger than \(maxHeadBytes) bytes") }
+                return nil
+            }
+            guard end <= maxHeadBytes else { throw HTTPError(431, "request head larger than \(maxHeadBytes) bytes") }
+            headEnd = end
+            request = try Self.parseHead(buffer[..<(headEnd - 4)], maxHeaderCount: maxHeaderCount)
+            bodyLength = try Self.bodyLength(request.headers, maxBodyBytes: maxBodyBytes)
+        }
+        guard buffer.count >= headEnd + bodyLength else {
+            waitingForBody = (request, headEnd, bodyLength)
             return nil
         }
-        guard headEnd <= maxHeadBytes else { throw HTTPError(431, "request head larger than \(maxHeadBytes) bytes") }
-        var request = try Self.parseHead(buffer[..<(headEnd - 4)], maxHeaderCount: maxHeaderCount)
-        let bodyLength = try Self.bodyLength(request.headers, maxBodyBytes: maxBodyBytes)
-        guard buffer.count >= headEnd + bodyLength else { return nil }
+        waitingForBody = nil
         request.body = Array(buffer[headEnd..<(headEnd + bodyLength)])
         buffer.removeFirst(headEnd + bodyLength)
         scanned = 0
@@ -71,7 +83,7 @@ public struct HTTPRequestParser: Sendable {
     /// Hands over the bytes after the last request (e.g. WebSocket frames
     /// a client sent right behind its upgrade request) and empties the parser.
     public mutating func takeRemaining() -> [UInt8] {
-        defer { buffer = []; scanned = 0 }
+        defer { buffer = []; scanned = 0; waitingForBody = nil }
         return buffer
     }
 
