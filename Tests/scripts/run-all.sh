@@ -2,7 +2,8 @@
 # The whole test suite, as the README promises and CI runs it:
 #   1. unit and integration tests (swift test: codec, loop, live server),
 #   2. a smoke test of the release binary: /healthz, then SIGTERM -> exit 0,
-#   3. the Autobahn|Testsuite conformance run, cases 1-10, 0 failures allowed.
+#   3. the Autobahn|Testsuite conformance run, cases 1-10, 0 failures allowed,
+#   4. libFuzzer, 60 s on each of the three parser targets (Tests/Fuzz/README.md).
 # Exits non-zero at the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,6 +28,10 @@ python3 Tests/scripts/validate-schemas.py .build/schema-samples
 echo "== release build"
 swift build -c release
 
+echo "== fuzz: 60 s per target"
+FUZZ_SECONDS=60 Tests/scripts/fuzz.sh | tee -a "$LOG"
+fuzz_passed=$(grep -oE '^fuzz: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | tail -1)
+
 echo "== smoke: healthz and SIGTERM"
 Tests/scripts/smoke.sh .build/release/spotter
 
@@ -34,5 +39,5 @@ echo "== conformance: Autobahn|Testsuite 1-10"
 Tests/scripts/conformance.sh .build/release/spotter | tee -a "$LOG"
 autobahn_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 
-echo "run-all: every step passed (swift test: $swift_tests, schema check: 1, smoke: 1, autobahn cases: $autobahn_passed)"
-echo "total: $((swift_tests + 2 + autobahn_passed)) passed, 0 failed"
+echo "run-all: every step passed (swift test: $swift_tests, schema check: 1, smoke: 1, autobahn cases: $autobahn_passed, fuzz targets: $fuzz_passed)"
+echo "total: $((swift_tests + 2 + autobahn_passed + fuzz_passed)) passed, 0 failed"
