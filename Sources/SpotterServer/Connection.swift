@@ -96,10 +96,7 @@ final class Connection {
 
     /// Still in the HTTP phase and not waiting on the server: may be evicted
     /// to admit a new connection when the HTTP-phase bound is reached.
-    var isWaitingForRequest: Bool {
-        guard case .http = phase else { return false }
-        return !awaitingResponse
-    }
+    var isWaitingForRequest: Bool { isHTTP && !awaitingResponse }
 
     var isHTTP: Bool {
         if case .http = phase { return true }
@@ -123,6 +120,10 @@ final class Connection {
             switch server.route(request, peer: tcp.peerAddress) {
             case .respond(let response):
                 answer(request, with: response)
+            case .refuse(let response):
+                send(response, keepAlive: false)
+                beginClosing()
+                return
             case .deferred(let work):
                 pause()
                 work { [weak self] response in
@@ -170,7 +171,7 @@ final class Connection {
     private func answer(_ request: HTTPRequest, with response: HTTPResponse) {
         // A refused upgrade closes: the bytes behind it are WebSocket frames,
         // not a next request.
-        let refusedUpgrade = request.headers["Upgrade"] != nil || request.path == "/v1/ws"
+        let refusedUpgrade = request.headers["Upgrade"] != nil
         let keepAlive = request.keepAlive && !server.isDraining && !refusedUpgrade
         send(response, keepAlive: keepAlive)
         if !keepAlive { beginClosing() }
@@ -196,9 +197,7 @@ final class Connection {
     /// The head or body did not arrive in time: 408, then close.
     private func requestTimedOut() {
         server.metrics.requestTimeouts.increment()
-        server.metrics.recordHandshakeFailure(status: 408, reason: HTTPError.metricReason(408))
-        send(.apiError(APIError(.requestTimeout), .english), keepAlive: false)
-        beginClosing()
+        refuse(HTTPError(408, "request not complete within \(server.config.requestTimeoutSeconds) s"), .english)
     }
 
     /// Closed to make room for a new connection (the HTTP-phase bound).

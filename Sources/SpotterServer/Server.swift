@@ -57,7 +57,13 @@ public final class Server: @unchecked Sendable {
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),
             revealOTPCodes: config.development && otpSender == nil)
         // Access tokens of sessions revoked before a restart must stay refused.
-        let revoked = (try? AccountStore(store).sessionsRevoked(since: unixNow() - config.accessTokenLifetimeSeconds - 60)) ?? []
+        var revoked: [RevokedSession] = []
+        do {
+            revoked = try AccountStore(store).sessionsRevoked(since: unixNow() - config.accessTokenLifetimeSeconds - 60)
+        } catch {
+            logger.error("could not load recent revocations; their access tokens work until they expire",
+                         metadata: ["error": "\(error)"])
+        }
         api = API(server: self, services: services, revoked: revoked)
         let messaging = MessagingWriter()
         hub = MessagingHub(server: self, writer: StoreWriter(store: store, onRollback: { messaging.invalidate() }),
@@ -237,6 +243,9 @@ public final class Server: @unchecked Sendable {
 
     enum Route {
         case respond(HTTPResponse)
+        /// Answered, then closed: what the client sent behind the request cannot be trusted
+        /// (a refused WebSocket upgrade may be followed by frames).
+        case refuse(HTTPResponse)
         case upgrade(WebSocketEndpoint)
         /// Answered later (after work off the loop) through the callback, on the loop.
         case deferred((@escaping (HTTPResponse) -> Void) -> Void)

@@ -131,4 +131,15 @@ struct RulesRateLimiterTests {
         #expect(limiter.check("flood", now: 10_000) == .limited(retryAfterSeconds: 990_000))
         #expect(limiter.trackedKeys == 1)
     }
+
+    @Test("resetAll forgets every key")
+    func resetAll() {
+        var limiter = RateLimiter(limit: 1, windowSeconds: 60)
+        #expect(limiter.attempt("a", now: 0) == .allowed)
+        #expect(limiter.attempt("b", now: 0) == .allowed)
+        #expect(limiter.attempt("a", now: 1) != .allowed)
+        limiter.resetAll()
+        #expect(limiter.trackedKeys == 0)
+        #expect(limiter.attempt("a", now: 2) == .allowed)
+    }
 }

@@ -50,6 +50,11 @@ public struct RateLimiter: Sendable {
         log[key] = nil
     }
 
+    /// Forgets every attempt of every key (a test deployment starting clean).
+    public mutating func resetAll() {
+        log = [:]
+    }
+
     /// Drops expired attempts everywhere and forgets keys that have none left.
     public mutating func prune(now: Int64) {
         var kept: [String: [Int64]] = [:]

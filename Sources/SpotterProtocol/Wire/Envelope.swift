@@ -3,16 +3,6 @@ import FoundationEssentials
 // The WebSocket envelope: JSON text frames. A client command carries an `id`
 // that the reply echoes; events carry no id.
 
-/// What every client command has in common. The rest of its fields depend on `type`.
-public struct CommandHead: Codable, Sendable, Equatable {
-    public var id: String?
-    public var type: String?
-    public init(id: String?, type: String?) {
-        self.id = id
-        self.type = type
-    }
-}
-
 /// A reply: `{"type":"reply","id":"c1","ok":true,"result":{…}}` or with `"ok":false,"error":{…}`.
 public enum Reply {
     /// The success reply, with `result` already encoded as a JSON value (object, array, …).

@@ -67,11 +67,15 @@ final class API {
         /// Path below `/v1/`, split on `/`; `*` matches one segment.
         let pattern: [Substring]
         let auth: Bool
+        /// Exists only in development mode (404 otherwise).
+        let developmentOnly: Bool
         let handler: @Sendable (API, Call) throws -> Void
-        init(_ method: String, _ path: String, auth: Bool = true, _ handler: @escaping @Sendable (API, Call) throws -> Void) {
+        init(_ method: String, _ path: String, auth: Bool = true, developmentOnly: Bool = false,
+             _ handler: @escaping @Sendable (API, Call) throws -> Void) {
             self.method = method
             pattern = path.split(separator: "/", omittingEmptySubsequences: false)
             self.auth = auth
+            self.developmentOnly = developmentOnly
             self.handler = handler
         }
 
@@ -117,7 +121,7 @@ final class API {
             try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
         },
         Endpoint("POST", "admin/provision") { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
-        Endpoint("POST", "dev/reset-limits", auth: false) { api, call in api.resetLimits(call.respond) },
+        Endpoint("POST", "dev/reset-limits", auth: false, developmentOnly: true) { api, call in api.resetLimits(call.respond) },
     ]
 
     /// A request the API handles, or nil for paths outside `/v1/`.
@@ -130,9 +134,8 @@ final class API {
 
         let parts = path.dropFirst(4).split(separator: "/", omittingEmptySubsequences: false)
         var allowed: [String] = []
-        for endpoint in Self.endpoints {
+        for endpoint in Self.endpoints where server.config.development || !endpoint.developmentOnly {
             guard let parameters = endpoint.match(parts) else { continue }
-            if endpoint.pattern.first == "dev" && !server.config.development { continue }  // absent in production
             guard endpoint.method == request.method else {
                 allowed.append(endpoint.method)
                 continue
@@ -156,10 +159,10 @@ final class API {
     /// `POST /v1/dev/reset-limits` (development mode only): forgets every
     /// per-address and per-account count, so test runs start clean.
     func resetLimits(_ respond: Respond) {
-        failuresByAccount = RateLimiter(limit: failuresByAccount.limit, windowSeconds: failuresByAccount.windowSeconds)
-        attemptsByAddress = RateLimiter(limit: attemptsByAddress.limit, windowSeconds: attemptsByAddress.windowSeconds)
-        otpRequestsByAddress = RateLimiter(limit: otpRequestsByAddress.limit, windowSeconds: otpRequestsByAddress.windowSeconds)
-        signupsByAddress = RateLimiter(limit: signupsByAddress.limit, windowSeconds: signupsByAddress.windowSeconds)
+        failuresByAccount.resetAll()
+        attemptsByAddress.resetAll()
+        otpRequestsByAddress.resetAll()
+        signupsByAddress.resetAll()
         respond(HTTPResponse(status: 204))
     }
 
@@ -260,7 +263,7 @@ final class API {
         } catch {
             // 401 before the upgrade: the client must sign in or refresh first.
             server.metrics.recordHandshakeFailure(status: error.code.httpStatus, reason: HTTPError.metricReason(error.code.httpStatus))
-            return .respond(.apiError(error, language ?? .english))
+            return .refuse(.apiError(error, language ?? .english))
         }
     }
 }

@@ -119,6 +119,7 @@ extension HTTPResponse {
         case 403: code = .originNotAllowed
         case 404: code = .notFound
         case 405: code = .methodNotAllowed
+        case 408: code = .requestTimeout
         case 413: code = .payloadTooLarge
         case 426: code = .upgradeRequired
         case 431: code = .headersTooLarge

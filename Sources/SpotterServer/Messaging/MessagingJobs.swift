@@ -167,18 +167,17 @@ enum MessagingJobs {
     /// `thread` events for every thread between the client and one of `coaches`, to both participants.
     private static func threadEvents(_ db: Database, _ state: MessagingWriter, clientID: String, coaches: Set<String>,
                                      now: Int64) throws -> LinkChanges {
-        var events: [NewEvent] = []
         var threads: [LinkChanges.Thread] = []
-        let clientName = try AccountStore.user(db, id: clientID)?.fullName
         for thread in try Messaging.threads(db, userID: clientID) where thread.clientID == clientID && coaches.contains(thread.coachID) {
             let active = try Messaging.isActive(db, thread: thread)
-            let coachName = try AccountStore.user(db, id: thread.coachID)?.fullName
-            events.append(NewEvent(userID: clientID, kind: "thread", payload: JSON.encode(
-                ThreadEvent(threadId: thread.id, peerId: thread.coachID, peerName: coachName, active: active))))
-            events.append(NewEvent(userID: thread.coachID, kind: "thread", payload: JSON.encode(
-                ThreadEvent(threadId: thread.id, peerId: clientID, peerName: clientName, active: active))))
             threads.append(.init(userID: clientID, threadID: thread.id, peerID: thread.coachID, active: active))
             threads.append(.init(userID: thread.coachID, threadID: thread.id, peerID: clientID, active: active))
+        }
+        var names: [String: String?] = [:]
+        for peer in Set(threads.map(\.peerID)) { names[peer] = try AccountStore.user(db, id: peer)?.fullName }
+        let events = threads.map { change in
+            NewEvent(userID: change.userID, kind: "thread", payload: JSON.encode(ThreadEvent(
+                threadId: change.threadID, peerId: change.peerID, peerName: names[change.peerID] ?? nil, active: change.active)))
         }
         return LinkChanges(events: try append(db, state, events, now), threads: threads)
     }
