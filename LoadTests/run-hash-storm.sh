@@ -16,20 +16,11 @@ shift
 WORKERS=${WORKERS:-6}
 STORM=${STORM:-10}
 SAMPLES=${SAMPLES:-100}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PORT=$("$ROOT/Tests/scripts/free-port.sh")
+. "$(dirname "$0")/../Tests/scripts/spotter-server.sh"
 DATA=$(mktemp -d /tmp/spotter-storm.XXXXXX)
+trap 'spotter_stop; rm -rf "$DATA"' EXIT
+spotter_start "$BIN" "$DATA" --log-level error "$@"
 B="http://127.0.0.1:$PORT"
-
-"$BIN" serve --port "$PORT" --data-dir "$DATA" --log-level error "$@" >"$DATA/server.log" 2>&1 &
-PID=$!
-cleanup() {
-    kill -TERM "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    rm -rf "$DATA"
-}
-trap cleanup EXIT
-for _ in $(seq 1 100); do curl -fsS "$B/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 
 TOKEN=$(curl -fsS -X POST "$B/v1/auth/signup" -d '{"role":"client","full_name":"Probe","email":"probe@storm.test","password":"secret12","password_confirmation":"secret12"}' \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')

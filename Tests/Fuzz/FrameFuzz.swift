@@ -18,7 +18,8 @@ private let fuzzMaxMessageBytes = 64 * 1024
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    let pieces = fuzzSplitPoints(bytes)
+    let hash = fuzzFnv1a(bytes)
+    let pieces = fuzzPieces(size: size, cuts: Int(hash & 7), seed: hash)  // up to seven cuts
 
     for role in [FrameReader.Role.server, .client] {
         let whole = fuzzRun(role, bytes, pieces: [size])
@@ -108,29 +109,4 @@ private func fuzzCheck(_ role: FrameReader.Role, _ outcome: FuzzRun) {
             preconditionFailure("\(role): local close frame refused by the peer: \(error)")
         }
     }
-}
-
-/// Up to seven cut points derived from the input, sorted: piece lengths that sum to its size.
-private func fuzzSplitPoints(_ bytes: [UInt8]) -> [Int] {
-    let size = bytes.count
-    guard size > 0 else { return [0] }
-    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-    for byte in bytes {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x100_0000_01B3
-    }
-    let count = Int(hash & 7)
-    var cuts: [Int] = []
-    for _ in 0..<count {
-        hash = hash >> 17 ^ hash &* 0x9E37_79B9_7F4A_7C15
-        cuts.append(Int(hash % UInt64(size + 1)))
-    }
-    cuts.sort()
-    var pieces: [Int] = []
-    var previous = 0
-    for cut in cuts + [size] {
-        pieces.append(cut - previous)
-        previous = cut
-    }
-    return pieces
 }

@@ -20,21 +20,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     let whole = fuzzParse(bytes, pieces: [bytes.count], makeParser())
 
-    var cuts: [Int] = []
-    if size > 0 {
-        var h = hash >> 1
-        for _ in 0..<3 {
-            cuts.append(Int(h % UInt64(size + 1)))
-            h = h >> 16 ^ h &* 0x100_0000_01B3
-        }
-    }
-    cuts.sort()
-    var pieces: [Int] = []
-    var previous = 0
-    for cut in cuts + [size] {
-        pieces.append(cut - previous)
-        previous = cut
-    }
+    let pieces = fuzzPieces(size: size, cuts: 3, seed: hash >> 1)
     let split = fuzzParse(bytes, pieces: pieces, makeParser())
     fuzzAgree(whole, split, "split \(pieces)")
     if size <= 512 {
@@ -117,13 +103,4 @@ private func fuzzExercise(_ request: HTTPRequest) {
     } catch {
         _ = HTTPResponse(status: error.status, headers: error.headers, body: Array(error.reason.utf8)).bytes()
     }
-}
-
-private func fuzzFnv1a(_ bytes: [UInt8]) -> UInt64 {
-    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-    for byte in bytes {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x100_0000_01B3
-    }
-    return hash
 }

@@ -17,6 +17,16 @@ struct HTTPBoundsTests {
         return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// A coach and a client who picked them, and their thread.
+    static func linkedPair(_ api: APIClient) throws
+        -> (coach: (access: String, refresh: String, id: String), client: (access: String, refresh: String, id: String), thread: String) {
+        let coach = try api.signUp(role: "coach", name: "Carter", email: "carter@example.com")
+        let client = try api.signUp(role: "client", name: "Sara", email: "sara@example.com")
+        let picked = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        guard let thread = picked.string("thread_id") else { throw BlockingSocket.Failure(description: "pick failed: \(picked.text)") }
+        return (coach, client, thread)
+    }
+
     /// Milliseconds one `GET /healthz` takes on a fresh connection.
     static func healthzMilliseconds(_ port: Int) throws -> (status: Int, ms: Double) {
         let started = Date()
@@ -73,9 +83,7 @@ struct HTTPBoundsTests {
         }
         defer { server.stop() }
         let api = APIClient(port: server.port)
-        let coach = try api.signUp(role: "coach", name: "Carter", email: "carter@example.com")
-        let client = try api.signUp(role: "client", name: "Sara", email: "sara@example.com")
-        let thread = try #require(try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access).string("thread_id"))
+        let (coach, client, thread) = try Self.linkedPair(api)
         // The coach's socket: handshake read, then never read again, never sends.
         let silent = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(coach.access)")],
                                              receiveBufferBytes: 4096)
@@ -183,9 +191,7 @@ struct HTTPBoundsTests {
         }
         defer { server.stop() }
         let api = APIClient(port: server.port)
-        let coach = try api.signUp(role: "coach", name: "Carter", email: "carter@example.com")
-        let client = try api.signUp(role: "client", name: "Sara", email: "sara@example.com")
-        let thread = try #require(try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access).string("thread_id"))
+        let (_, client, thread) = try Self.linkedPair(api)
         let socket = try SpotterSocket(port: server.port, token: client.access)
         _ = try socket.result("message.send", ["thread_id": thread, "client_message_id": "m1", "text": "hello"])
 
@@ -206,7 +212,7 @@ struct HTTPBoundsTests {
                     ]) else { continue }
                     outcomes.withLock { $0[response.status, default: 0] += 1 }
                     if response.status == 429 {
-                        retryAfter.withLock { $0.insert("\(response.errorCode ?? "?") \(response.headers["Retry-After"] ?? "-")") }
+                        _ = retryAfter.withLock { $0.insert("\(response.errorCode ?? "?") \(response.headers["Retry-After"] ?? "-")") }
                     }
                 }
             }

@@ -33,22 +33,11 @@ if [ ! -x "$AUTOBAHN_VENV/bin/wstest" ]; then
     "$TOOL/setup.sh"
 fi
 
-PORT=$("$(dirname "$0")/free-port.sh")
+. "$(dirname "$0")/spotter-server.sh"
 DATA=$(mktemp -d /tmp/spotter-autobahn.XXXXXX)
+trap 'spotter_stop; rm -rf "$DATA"' EXIT
 # Autobahn's 9.x cases send messages up to 16 MiB: raise the limits for this run only.
-"$BIN" serve --port "$PORT" --data-dir "$DATA" --echo --log-level warning \
-    --max-message-bytes 16777216 --max-outbound-bytes 67108864 >"$DATA/server.log" 2>&1 &
-PID=$!
-cleanup() {
-    kill -TERM "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    rm -rf "$DATA"
-}
-trap cleanup EXIT
-for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+spotter_start "$BIN" "$DATA" --echo --log-level warning --max-message-bytes 16777216 --max-outbound-bytes 67108864
 
 set +e
 "$TOOL/run.sh" "ws://127.0.0.1:$PORT/echo" | tee "$DATA/autobahn.out"

@@ -44,7 +44,7 @@ build() {
     local target=$1 bin="$OUT/bin/$1" module harness
     module=$(module_of "$target")
     harness=$(harness_of "$target")
-    local inputs=("$harness" $(sources_of "$target"))
+    local inputs=("$harness" Tests/Fuzz/FuzzSupport.swift $(sources_of "$target"))
     local extra=()
     [ "$module" = WebSocket ] && extra=(-I Sources/COpenSSL -lcrypto)
     if [ -x "$bin" ] && [ -z "$(find "${inputs[@]}" "$0" -newer "$bin" 2>/dev/null | head -1)" ]; then

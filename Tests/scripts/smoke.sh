@@ -13,18 +13,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start() {
-    PORT=$("$HERE/free-port.sh")
-    "$BIN" serve --port "$PORT" --data-dir "$DATA" --log-level info --shutdown-grace 3 >>"$DATA/server.log" 2>&1 &
-    PID=$!
-    for _ in $(seq 1 100); do
-        curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
-        kill -0 "$PID" 2>/dev/null || { cat "$DATA/server.log"; echo "smoke: server exited early" >&2; exit 1; }
-        sleep 0.1
-    done
-    echo "smoke: server did not answer /healthz" >&2
-    exit 1
-}
+. "$HERE/spotter-server.sh"
+start() { spotter_start "$BIN" "$DATA" --log-level info --shutdown-grace 3; }
 
 stop() {
     kill -TERM "$PID"
