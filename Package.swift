@@ -45,6 +45,7 @@ let package = Package(
         .target(
             name: "SpotterStore",
             dependencies: [
+                "SpotterCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, as GRDB exports it: the writer binds its per-message statements directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -52,12 +53,14 @@ let package = Package(
             ]
         ),
 
+        // The fan-out seam: the Broker protocol (and presence) with its in-process engine.
+        .target(name: "SpotterBroker"),
+
         // Connection hub, HTTP side door, metrics: the shell around the pure modules.
         .target(
             name: "SpotterServer",
             dependencies: [
-                "EventLoop", "WebSocket", "SpotterStore", "SpotterProtocol", "SpotterCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "EventLoop", "WebSocket", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -100,7 +100,7 @@ start_server() {
     [ -n "$PORT" ] || { echo "no free port found" >&2; return 1; }
     SPOTTER_ADMIN_PASSWORD="$ADMIN_PASSWORD" "$SERVER" admin create-admin --data-dir "$DATA_DIR" \
         --email "$ADMIN_EMAIL" --full-name Load >/dev/null
-    "$SERVER" serve --port "$PORT" --data-dir "$DATA_DIR" --log-level warning --idle-timeout 120 "$@" \
+    "$SERVER" serve --port "$PORT" --data-dir "$DATA_DIR" --log-level warning --idle-timeout 120 --load-test-provisioning "$@" \
         >"$DATA_DIR/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 100); do

@@ -34,6 +34,8 @@ public final class Loop: @unchecked Sendable {
 
     /// Connections with queued output, flushed before the next poll.
     var pendingFlush: [TCPConnection] = []
+    /// Run once per iteration before output is flushed (`everyIteration`).
+    private var iterationHooks: [() -> Void] = []
 
     public init() {
         raw = .allocate(capacity: 1)
@@ -141,10 +143,11 @@ public final class Loop: @unchecked Sendable {
         return pthread_equal(owner, pthread_self()) != 0
     }
 
-    /// Traps when called off the loop thread (debug builds only).
+    /// Traps when called off the loop thread (release builds too: a loop-owned
+    /// type touched from another thread is a data race, not a slowdown).
     @inline(__always)
     public func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
-        assert(isOnLoop, "called off the loop thread", file: file, line: line)
+        precondition(isOnLoop, "called off the loop thread", file: file, line: line)
     }
 
     /// The loop's cached clock in milliseconds, updated once per iteration.
@@ -191,6 +194,14 @@ public final class Loop: @unchecked Sendable {
 
     // MARK: - Output batching
 
+    /// Runs `hook` on every iteration, after I/O callbacks and before the
+    /// loop polls: where work gathered during one iteration is handed on in
+    /// one piece (the log's group of appends). Loop thread only.
+    public func everyIteration(_ hook: @escaping () -> Void) {
+        assertOnLoop()
+        iterationHooks.append(hook)
+    }
+
     func scheduleFlush(_ connection: TCPConnection) {
         pendingFlush.append(connection)
     }
@@ -199,6 +210,7 @@ public final class Loop: @unchecked Sendable {
     /// callback queues more (an HTTP connection answering its next pipelined
     /// request), and the loop must not poll with bytes still unwritten.
     private func flushPending() {
+        for hook in iterationHooks { hook() }
         while !pendingFlush.isEmpty {
             let batch = pendingFlush
             pendingFlush.removeAll(keepingCapacity: true)

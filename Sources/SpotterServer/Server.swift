@@ -1,7 +1,7 @@
 import EventLoop
 import Logging
 import SpotterCore
-import GRDB
+import SpotterBroker
 import SpotterProtocol
 import SpotterStore
 import WebSocket
@@ -32,7 +32,7 @@ public final class Server: @unchecked Sendable {
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
-    private var pruneTimer: Timer?
+    private var checkpointTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
     private var connections: [UInt64: Connection] = [:]
     private var nextConnectionID: UInt64 = 1
@@ -64,17 +64,22 @@ public final class Server: @unchecked Sendable {
             logger.error("could not load recent revocations; their access tokens work until they expire",
                          metadata: ["error": "\(error)"])
         }
+        chatLog = ChatLog(store: store, writer: StoreWriter(store: store))
         api = API(server: self, services: services, revoked: revoked)
-        let messaging = MessagingWriter()
-        hub = MessagingHub(server: self, writer: StoreWriter(store: store, onRollback: { messaging.invalidate() }),
-                           messaging: messaging)
     }
+
+    private let chatLog: ChatLog
 
     /// The bound port (after `start()`).
     public private(set) var port = 0
 
     /// Binds the listening socket. Call before `run()`, on the thread that will run it.
+    /// Loads the chat state first (the checkpointed views and the log after them).
     public func start(handleSignals: Bool = false) throws {
+        let loaded = try chatLog.load()
+        hub = MessagingHub(server: self, log: chatLog, loaded: loaded, maxInFlight: config.maxAppendsInFlight)
+        logger.info("chat state loaded", metadata: [
+            "threads": "\(hub.state.threadCount)", "replayed": "\(loaded.tail.count)"])
         // A peer that vanished must surface as EPIPE from write, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         let listener = TCPListener(loop: loop)
@@ -92,10 +97,13 @@ public final class Server: @unchecked Sendable {
         let timer = Timer(loop: loop)
         timer.start(after: 1000, repeat: 1000) { [unowned self] in sweep() }
         sweepTimer = timer
-        let prune = Timer(loop: loop)
-        let pruneMs = UInt64(max(1, config.eventPruneIntervalSeconds)) * 1000
-        prune.start(after: pruneMs, repeat: pruneMs) { [unowned self] in pruneEventLog() }
-        pruneTimer = prune
+        let checkpoint = Timer(loop: loop)
+        let every = max(10, config.checkpointIntervalMilliseconds)
+        checkpoint.start(after: every, repeat: every) { [unowned self] in
+            hub.checkpoint()
+            hub.state.dropIdleWindows(nowMilliseconds: loop.nowMilliseconds, idleMilliseconds: 10 * 60 * 1000)
+        }
+        checkpointTimer = checkpoint
         if handleSignals {
             // A parent may have started us with these blocked (a test
             // runner's thread did); a server that ignores SIGTERM cannot be stopped.
@@ -117,8 +125,10 @@ public final class Server: @unchecked Sendable {
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
-        // Commit what is queued; acknowledgements to sockets already closed are dropped.
-        hub.writer.stop()
+        // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
+        hub.checkpoint()
+        hub.flush()
+        chatLog.writer.stop()
         loop.closeAllHandles()
         logger.info("stopped")
     }
@@ -190,15 +200,6 @@ public final class Server: @unchecked Sendable {
         actionBuffer = buffer
     }
 
-    /// Drops events past the retention (keeping each user's newest), on the writer thread.
-    private func pruneEventLog() {
-        let cutoff = unixNow() - config.eventRetentionSeconds
-        let keep = config.keepEventsPerUser
-        hub.write({ db in try Messaging.pruneEvents(db, olderThan: cutoff, keepAtLeast: keep) }, then: { [logger] result in
-            if case .success(let count) = result, count > 0 { logger.info("pruned event log", metadata: ["events": "\(count)"]) }
-        })
-    }
-
     private func sweep() {
         let now = loop.nowMilliseconds
         api.pruneLimiters()
@@ -234,7 +235,7 @@ public final class Server: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         sweepTimer?.close()
-        pruneTimer?.close()
+        checkpointTimer?.close()
         for watcher in signalWatchers { watcher.close() }
         loop.stop()
     }
@@ -259,9 +260,9 @@ public final class Server: @unchecked Sendable {
             return .respond(health())
         case "/metrics":
             guard request.method == "GET" else { return .respond(methodNotAllowed) }
-            let writer = hub.writer
+            let writer = chatLog.writer
             metrics.outboundQueued.record(connections.values.reduce(0) { $0 + $1.tcp.queuedBytes })
-            metrics.recordStore(writesInFlight: hub.pendingWrites, totals: ServerMetrics.StoreTotals(
+            metrics.recordStore(writesInFlight: hub.inFlight, totals: ServerMetrics.StoreTotals(
                 batches: writer.batchesCommitted, jobs: writer.jobsCommitted, checkpointPasses: writer.checkpointPasses))
             return .respond(HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],

@@ -63,12 +63,12 @@ public struct ServerConfig: Sendable {
     public var commandBurst = 60
     public var commandsPerSecond = 30
 
-    /// The per-user event log keeps 30 days, and always each user's newest
-    /// 1,000 events; a `resume` from an older cursor gets `cursor_expired`.
-    public var eventRetentionSeconds: Int64 = 30 * 24 * 3600
-    public var keepEventsPerUser = 1000
-    /// How often old events are pruned.
-    public var eventPruneIntervalSeconds = 600
+    /// Records handed to the log and not yet durable, past which sends are
+    /// refused at once with `rate_limited` (an overload shows as refusals;
+    /// what is accepted is acknowledged quickly).
+    public var maxAppendsInFlight = 4096
+    /// How often the chat views are checkpointed (a restart replays the log after the last one).
+    public var checkpointIntervalMilliseconds: UInt64 = 1000
 
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15
@@ -86,6 +86,8 @@ public struct ServerConfig: Sendable {
     /// the code when codes go to the log, and `POST /v1/dev/reset-limits`
     /// clears the per-address and per-account limits.
     public var development = false
+    /// `POST /v1/admin/provision` (bulk accounts with tokens, for load tests) exists only with this set.
+    public var loadTestProvisioning = false
 
     public init() {}
 

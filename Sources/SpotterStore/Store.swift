@@ -94,6 +94,7 @@ public final class Store: Sendable {
         migrator.registerMigration("v4-revocations") { db in
             try db.execute(sql: "CREATE INDEX refreshToken_revokedAt ON refreshToken(revokedAt) WHERE revokedAt IS NOT NULL")
         }
+        migrator.registerMigration("v5-log") { db in try LogSchema.migrate(db) }
         return migrator
     }()
 

@@ -130,6 +130,12 @@ struct Serve: ParsableCommand {
         """)
     var development = false
 
+    @Flag(help: """
+        Open POST /v1/admin/provision (admin only): bulk accounts with access tokens, for load tests. \
+        Never in production. [env: SPOTTER_LOAD_TEST_PROVISIONING=1]
+        """)
+    var loadTestProvisioning = false
+
     func makeConfig() throws -> ServerConfig {
         var config = ServerConfig()
         config.host = host ?? env("SPOTTER_HOST") ?? config.host
@@ -146,6 +152,7 @@ struct Serve: ParsableCommand {
         config.allowedOrigins = Set(origins.filter { !$0.isEmpty })
         config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
         config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
+        config.loadTestProvisioning = loadTestProvisioning || env("SPOTTER_LOAD_TEST_PROVISIONING") == "1"
         config.requestTimeoutSeconds = try requestTimeout ?? envInt("SPOTTER_REQUEST_TIMEOUT") ?? config.requestTimeoutSeconds
         config.maxHTTPConnections = try maxHTTPConnections ?? envInt("SPOTTER_MAX_HTTP_CONNECTIONS") ?? config.maxHTTPConnections
         config.hashThreads = try hashThreads ?? envInt("SPOTTER_HASH_THREADS") ?? config.hashThreads

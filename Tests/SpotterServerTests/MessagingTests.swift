@@ -38,12 +38,18 @@ struct MessagingTests {
         let atCoach = try coach.next("message")
         #expect((atCoach["message"] as? [String: Any])?["text"] as? String == "مرحبا coach 👋")
         let coachCursor = try #require(atCoach["cursor"] as? Int)
-        #expect(try (coach.next("message")["cursor"] as? Int) ?? 0 > coachCursor)
-        // The sender's other device gets its own message too.
-        #expect((try clientTablet.next("message")["message"] as? [String: Any])?["client_message_id"] as? String == "m1")
-        // The coach's badge: 1 then 2 unread.
-        #expect(try coach.next("unread")["unread"] as? Int == 1)
-        #expect(try coach.next("unread")["total_unread"] as? Int == 2)
+        // The coach's badge travels with each message: 1 then 2 unread.
+        #expect(atCoach["unread"] as? Int == 1)
+        let secondAtCoach = try coach.next("message")
+        #expect(secondAtCoach["cursor"] as? Int ?? 0 > coachCursor)
+        #expect(secondAtCoach["unread"] as? Int == 2)
+        #expect(secondAtCoach["total_unread"] as? Int == 2)
+        // The sender's other device gets its own message too, with the thread read for its writer.
+        let atTablet = try clientTablet.next("message")
+        #expect((atTablet["message"] as? [String: Any])?["client_message_id"] as? String == "m1")
+        #expect(atTablet["unread"] as? Int == 0)
+        // No separate `unread` event follows a message.
+        #expect(coach.drain(for: 0.3).filter { $0["type"] as? String == "unread" }.isEmpty)
     }
 
     @Test func theStoreWriterShowsInMetrics() throws {
@@ -200,8 +206,9 @@ struct MessagingTests {
         let events = back.drain(for: 0.5)  // what arrived during the replay, and after
         let logged = events.filter { $0["type"] as? String != "live" }
         let cursors = logged.compactMap { $0["cursor"] as? Int }
-        let expected = Array((cursor + 1)...max(cursor + 1, cursors.last ?? 0))
-        #expect(cursors == expected, "\(cursors.count) events: gaps or duplicates")
+        // Cursors are log positions: increasing, never repeated (the seqs below show nothing is missing).
+        #expect(cursors.first ?? 0 > cursor)
+        #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 }, "\(cursors.count) events: out of order or duplicated")
         // `live` comes once, after every replayed event.
         let liveIndex = try #require(events.firstIndex { $0["type"] as? String == "live" })
         #expect((events[liveIndex]["cursor"] as? Int ?? 0) >= cursors.prefix(liveIndex).last ?? 0)
@@ -221,7 +228,7 @@ struct MessagingTests {
         while frames.last?["type"] as? String != "live" { frames.append(try ws.nextJSON()) }
         #expect(frames.first?["type"] as? String == "hello")
         let cursors = frames.dropFirst().dropLast().compactMap { $0["cursor"] as? Int }
-        #expect(cursors == Array(1...cursors.count) && cursors.count >= 3, "\(cursors)")
+        #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 } && cursors.count == 4, "\(cursors)")  // the link, 3 messages
         #expect(frames.last?["cursor"] as? Int == cursors.last)
         // A bad cursor is refused before the upgrade.
         #expect(throws: BlockingSocket.Failure.self) {
@@ -244,25 +251,6 @@ struct MessagingTests {
         #expect(codes == ["ok", "ok", "ok", "rate_limited", "rate_limited"])
         Thread.sleep(forTimeInterval: 1.1)
         #expect(try client.command("threads")["ok"] as? Bool == true)
-    }
-
-    @Test func aCursorPrunedFromTheLogGetsCursorExpired() throws {
-        let chat = try ChatFixture {
-            $0.eventRetentionSeconds = 0
-            $0.keepEventsPerUser = 1
-            $0.eventPruneIntervalSeconds = 1
-        }
-        defer { chat.server.stop() }
-        let coach = try chat.socket(chat.fixture.coachX.access)
-        let client = try chat.socket(chat.fixture.clientA.access)
-        for n in 1...3 { _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "p\(n)", "text": "p\(n)"]) }
-        let latest = try coach.result("threads")["cursor"] as? Int ?? 0
-        Thread.sleep(forTimeInterval: 2.5)  // a prune pass ran
-        let reply = try coach.command("resume", ["cursor": 0])
-        #expect((reply["error"] as? [String: Any])?["code"] as? String == "cursor_expired")
-        // The newest event is kept: resuming from just before it still works.
-        let recent = try coach.command("resume", ["cursor": latest - 1])
-        #expect(recent["ok"] as? Bool == true, "\(recent)")
     }
 
     @Test func aCursorOlderThanTheLogIsRefused() throws {

@@ -56,7 +56,8 @@ struct StoreWriterTests {
 
     private func payloads(_ user: String, in store: Store) throws -> [String] {
         try store.writer.read { db in
-            try String.fetchAll(db, sql: "SELECT payload FROM userEvent WHERE userId = ? ORDER BY cursor", arguments: [user])
+            guard try TestLog.latest(db, user: user) > 0 else { return [] }
+            return try String.fetchAll(db, sql: "SELECT payload FROM testLog WHERE userId = ? ORDER BY cursor", arguments: [user])
         }
     }
 
@@ -65,7 +66,7 @@ struct StoreWriterTests {
         defer { cleanUp() }
         #expect(try store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
         #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
-        #expect(try store.appliedMigrations().last == "v4-revocations")
+        #expect(try store.appliedMigrations().last == "v5-log")
         // Without it, GRDB's WAL default (NORMAL) stays on the writer.
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-writer-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: other) }
@@ -87,7 +88,7 @@ struct StoreWriterTests {
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             for i in 0..<perThread {
                 writer.submit({ db in
-                    try Messaging.appendEvent(db, userID: "u\(t)", kind: "job", payload: "\(i)", now: 0)
+                    try TestLog.append(db, user: "u\(t)", payload: "\(i)")
                 }, completion: { result in completions.record(t * perThread + i, result) })
             }
         }
@@ -125,7 +126,7 @@ struct StoreWriterTests {
         #expect(gate.waitUntilEntered())
         for (key, payload) in ["a", "bad", "c"].enumerated() {
             writer.submit({ db in
-                let cursor = try Messaging.appendEvent(db, userID: "x", kind: "job", payload: payload, now: 0)
+                let cursor = try TestLog.append(db, user: "x", payload: payload)
                 if payload == "bad" { throw Refused() }
                 return cursor
             }, completion: { result in completions.record(key, result) })
@@ -151,18 +152,17 @@ struct StoreWriterTests {
         let completions = Completions<Int64>()
         writer.submit(gate.job) { _ in }
         #expect(gate.waitUntilEntered())
-        writer.submit({ db in try Messaging.appendEvent(db, userID: "y", kind: "job", payload: "a", now: 0) },
+        writer.submit({ db in try TestLog.append(db, user: "y", payload: "a") },
                       completion: { completions.record(0, $0) })
         // A deferred foreign-key violation passes its savepoint but makes the COMMIT fail.
         writer.submit({ db -> Int64 in
             try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
             try db.execute(sql: """
-                INSERT INTO message (threadId, seq, senderId, clientMessageId, kind, body, createdAt)
-                VALUES ('no-such-thread', 1, NULL, 'm', 'text', 'x', 0)
+                INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq) VALUES ('no-such-thread', 'u', 1, 1)
                 """)
             return 0
         }, completion: { completions.record(1, $0) })
-        writer.submit({ db in try Messaging.appendEvent(db, userID: "y", kind: "job", payload: "c", now: 0) },
+        writer.submit({ db in try TestLog.append(db, user: "y", payload: "c") },
                       completion: { completions.record(2, $0) })
         gate.release()
         #expect(completions.wait(for: 3))
@@ -174,7 +174,7 @@ struct StoreWriterTests {
         #expect(try payloads("y", in: store) == [])
         // The writer carries on with the next batch.
         let after = Completions<Int64>()
-        writer.submit({ db in try Messaging.appendEvent(db, userID: "y", kind: "job", payload: "d", now: 0) },
+        writer.submit({ db in try TestLog.append(db, user: "y", payload: "d") },
                       completion: { after.record(0, $0) })
         #expect(after.wait(for: 1))
         #expect((try? after.all.first?.result.get()) == 1)
@@ -191,12 +191,12 @@ struct StoreWriterTests {
         let jobs = 200
         for i in 0..<jobs {
             writer.submit({ db in
-                try Messaging.appendEvent(db, userID: "z", kind: "job", payload: "\(i)", now: 0)
+                try TestLog.append(db, user: "z", payload: "\(i)")
             }, completion: { result in
                 completions.record(i, Result {
                     let cursor = try result.get()
                     let seen = try observer.writer.read { db in
-                        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM userEvent WHERE userId = 'z' AND cursor = ?",
+                        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM testLog WHERE userId = 'z' AND cursor = ?",
                                          arguments: [cursor])
                     }
                     return seen == 1
@@ -221,7 +221,7 @@ struct StoreWriterTests {
                 DispatchQueue.global().async {
                     for i in 0..<100 {
                         writer.submit({ db in
-                            try Messaging.appendEvent(db, userID: "s\(t)", kind: "job", payload: "\(i)", now: 0)
+                            try TestLog.append(db, user: "s\(t)", payload: "\(i)")
                         }, completion: { completions.record(t * 100 + i, $0) })
                     }
                 }
@@ -242,13 +242,13 @@ struct StoreWriterTests {
                 continue
             }
             let payload = try reopened.writer.read { db in
-                try String.fetchOne(db, sql: "SELECT payload FROM userEvent WHERE userId = ? AND cursor = ?",
+                try String.fetchOne(db, sql: "SELECT payload FROM testLog WHERE userId = ? AND cursor = ?",
                                     arguments: ["s\(key / 100)", cursor])
             }
             #expect(payload == "\(key % 100)", "job \(key)")
         }
         for t in 0..<3 {
-            #expect(try reopened.writer.read { db in try Messaging.latestCursor(db, userID: "s\(t)") } == 100)
+            #expect(try reopened.writer.read { db in try TestLog.latest(db, user: "s\(t)") } == 100)
         }
     }
 
@@ -261,7 +261,7 @@ struct StoreWriterTests {
         writer.submit(gate.job) { _ in }
         #expect(gate.waitUntilEntered())
         for i in 0..<50 {
-            writer.submit({ db in try Messaging.appendEvent(db, userID: "d", kind: "job", payload: "\(i)", now: 0) },
+            writer.submit({ db in try TestLog.append(db, user: "d", payload: "\(i)") },
                           completion: { completions.record(i, $0) })
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { gate.release() }
@@ -278,7 +278,7 @@ struct StoreWriterTests {
         let memory = try Store.inMemory()
         let writer = StoreWriter(store: memory)
         let completions = Completions<Int64>()
-        writer.submit({ db in try Messaging.appendEvent(db, userID: "m", kind: "job", payload: "a", now: 0) },
+        writer.submit({ db in try TestLog.append(db, user: "m", payload: "a") },
                       completion: { result in
                           writer.stop()
                           completions.record(0, result)
@@ -307,7 +307,7 @@ struct StoreWriterTests {
         let completions = Completions<Int64>()
         let payload = String(repeating: "x", count: 2_000)
         for i in 0..<400 {
-            writer.submit({ db in try Messaging.appendEvent(db, userID: "c\(i % 40)", kind: "job", payload: payload, now: 0) },
+            writer.submit({ db in try TestLog.append(db, user: "c\(i % 40)", payload: payload) },
                           completion: { completions.record(i, $0) })
         }
         #expect(completions.wait(for: 400))
@@ -320,5 +320,25 @@ struct StoreWriterTests {
         #expect(try fileSize() >= before + 400 * 2_000)
         #expect(writer.checkpointPasses > 0)
         #expect(try payloads("c7", in: store).count == 10)
+    }
+}
+
+/// A per-user numbered log in a scratch table: jobs that write and number rows, as the writer's real jobs do.
+enum TestLog {
+    @discardableResult
+    static func append(_ db: Database, user: String, payload: String) throws -> Int64 {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS testLog (userId TEXT NOT NULL, cursor INTEGER NOT NULL, payload TEXT NOT NULL,
+                                                PRIMARY KEY (userId, cursor))
+            """)
+        let cursor = try latest(db, user: user) + 1
+        try db.execute(sql: "INSERT INTO testLog (userId, cursor, payload) VALUES (?, ?, ?)", arguments: [user, cursor, payload])
+        return cursor
+    }
+
+    static func latest(_ db: Database, user: String) throws -> Int64 {
+        let exists = try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM sqlite_master WHERE name = 'testLog'") ?? false
+        guard exists else { return 0 }
+        return try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(cursor), 0) FROM testLog WHERE userId = ?", arguments: [user]) ?? 0
     }
 }

@@ -24,6 +24,7 @@ public final class TestServer: @unchecked Sendable {
         config.echoEnabled = true
         config.passwordHashLogN = 10
         config.tokenSecret = Array("spotter-tests-secret-0123456789abcdef".utf8)
+        config.loadTestProvisioning = true
         configure(&config)
         let opened = try dataDirectory.map { try Store.open(directory: $0) } ?? Store.inMemory()
         let store = try opened.recordingStart(version: Server.version, at: 0)

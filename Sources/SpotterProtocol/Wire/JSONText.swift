@@ -129,10 +129,15 @@ extension MessageView {
 }
 
 extension MessageEvent {
-    public var jsonText: String {
+    public var jsonText: String { jsonText(message: message.jsonText) }
+
+    /// With the message's JSON written already (one message goes to two users with their own counts).
+    public func jsonText(message messageJSON: String) -> String {
         var json = JSONText()
-        json.field("message", json: message.jsonText)
+        json.field("message", json: messageJSON)
+        json.field("total_unread", totalUnread)
         json.field("type", type)
+        json.field("unread", unread)
         return json.finish()
     }
 }

@@ -232,11 +232,24 @@ public struct ReceiptResult: Codable, Sendable, Equatable {
 
 // MARK: - Events in the per-user log (each carries its `cursor` when pushed)
 
-/// `message`: a new message in one of your threads (yours included, for your other devices).
+/// `message`: a new message in one of your threads (yours included, for your other devices), with your
+/// unread count in that thread and in total when the event was sent (a message you wrote marks the
+/// thread read for you: 0). A message from the peer also means they have received and read the thread
+/// up to its seq.
 public struct MessageEvent: Codable, Sendable, Equatable {
     public var type = "message"
     public var message: MessageView
-    public init(message: MessageView) { self.message = message }
+    public var unread: Int64?
+    public var totalUnread: Int64?
+    public init(message: MessageView, unread: Int64? = nil, totalUnread: Int64? = nil) {
+        self.message = message
+        self.unread = unread
+        self.totalUnread = totalUnread
+    }
+    enum CodingKeys: String, CodingKey {
+        case type, message, unread
+        case totalUnread = "total_unread"
+    }
 }
 
 /// `receipt`: the peer's delivered/read position in a thread moved.

@@ -64,16 +64,13 @@ extension API {
         }
         let (threadID, now, clientID) = (SecureRandom.uuid(), unixNow(), actor.userID)
         let hub = server.hub!
-        let messaging = hub.messaging
-        hub.write({ db in
-            do {
-                return try MessagingJobs.createLink(db, messaging, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
-            } catch AccountStoreError.notFound {
-                throw APIError(.coachNotFound, field: "coach_id")
+        hub.linkChange({ done in
+            hub.log.createLink(clientID: clientID, coachID: coachID, threadID: threadID, now: now, completion: done)
+        }, reply: { result in
+            let mapped = result.mapError { error in
+                error.code == .notFound ? APIError(.coachNotFound, field: "coach_id") : error
             }
-        }, then: { result in
-            if case .success(let outcome) = result { hub.linksChanged(outcome.changes) }
-            API.answer(status: 201, language, respond)(result.map(\.link.view))
+            API.answer(status: 201, language, respond)(mapped.map(\.view))
         })
     }
 
@@ -107,13 +104,10 @@ extension API {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
         let (threadID, now, adminID) = (SecureRandom.uuid(), unixNow(), actor.userID)
         let hub = server.hub!
-        let messaging = hub.messaging
-        hub.write({ db in
-            try MessagingJobs.decideChange(
-                db, messaging, requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now)
-        }, then: { result in
-            if case .success(let outcome) = result { hub.linksChanged(outcome.changes) }
-            API.answer(status: 200, language, respond)(result.map(\.request.view))
+        hub.linkChange({ done in
+            hub.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
+        }, reply: { result in
+            API.answer(status: 200, language, respond)(result.map(\.view))
         })
     }
 
@@ -132,7 +126,8 @@ extension API {
         let password = body.password ?? SecureRandom.token()
         try AccountRules.checkPassword(password, confirmation: password)
         let services = self.services
-        run(status: 201, language, respond) { () -> ProvisionResult in
+        let hub = server.hub!
+        server.loop.runBlocking({ blockingResult { () -> ProvisionResult in
             let now = unixNow()
             let batch = String(SecureRandom.uuid().prefix(8))
             let created = try services.accounts.provisionLoadAccounts(
@@ -150,7 +145,11 @@ extension API {
                         ProvisionedAccount(id: $0.clientID, accessToken: token($0.clientID, .client), coachId: coach.coachID, threadId: $0.threadID)
                     }
                 })
-        }
+        } }, then: { result in
+            // The threads were made outside the log: the chat state reads them before anyone can use them.
+            let threads = (try? result.get())?.clients.compactMap(\.threadId) ?? []
+            hub.threadsCreated(threads) { API.answer(status: 201, language, respond)(result) }
+        })
     }
 
     func coachClients(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {

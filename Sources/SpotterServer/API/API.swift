@@ -69,13 +69,16 @@ final class API {
         let auth: Bool
         /// Exists only in development mode (404 otherwise).
         let developmentOnly: Bool
+        /// Exists only when the server was started for load tests (404 otherwise).
+        let provisioningOnly: Bool
         let handler: @Sendable (API, Call) throws -> Void
-        init(_ method: String, _ path: String, auth: Bool = true, developmentOnly: Bool = false,
+        init(_ method: String, _ path: String, auth: Bool = true, developmentOnly: Bool = false, provisioningOnly: Bool = false,
              _ handler: @escaping @Sendable (API, Call) throws -> Void) {
             self.method = method
             pattern = path.split(separator: "/", omittingEmptySubsequences: false)
             self.auth = auth
             self.developmentOnly = developmentOnly
+            self.provisioningOnly = provisioningOnly
             self.handler = handler
         }
 
@@ -120,7 +123,7 @@ final class API {
         Endpoint("POST", "admin/coach-change-requests/*/reject") {
             try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
         },
-        Endpoint("POST", "admin/provision") { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "admin/provision", provisioningOnly: true) { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "dev/reset-limits", auth: false, developmentOnly: true) { api, call in api.resetLimits(call.respond) },
     ]
 
@@ -134,7 +137,8 @@ final class API {
 
         let parts = path.dropFirst(4).split(separator: "/", omittingEmptySubsequences: false)
         var allowed: [String] = []
-        for endpoint in Self.endpoints where server.config.development || !endpoint.developmentOnly {
+        for endpoint in Self.endpoints
+        where (server.config.development || !endpoint.developmentOnly) && (server.config.loadTestProvisioning || !endpoint.provisioningOnly) {
             guard let parameters = endpoint.match(parts) else { continue }
             guard endpoint.method == request.method else {
                 allowed.append(endpoint.method)

@@ -29,25 +29,17 @@ extension AppSocket {
             return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
         }
         pendingSends += 1
-        let senderID = actor.userID
-        let now = unixNow()
-        let (validText, validMeal) = (text, meal)
-        let messaging = hub.messaging
-        hub.write({ db in
-            try MessagingJobs.send(
-                db, messaging, senderID: senderID, threadID: threadID, clientMessageID: clientMessageID, kind: kind,
-                text: validText, meal: validMeal, now: now)
-        }, then: { [self] result in
+        let body = meal.map { JSON.encode($0) } ?? text ?? ""
+        let request = MessagingHub.SendRequest(
+            sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID,
+            kind: MessageKind(wire: kind) ?? .text, body: body, now: unixNow())
+        hub.send(request) { [self] result in
             pendingSends -= 1
             switch result {
-            case .success(let outcome):
-                // Committed: acknowledge first, then tell every device of both participants.
-                send(Reply.ok(id: id, resultJSON: outcome.message.jsonText))
-                hub.publish(outcome.events)
-            case .failure(let error):
-                reply(id: id, error: error)
+            case .success(let message): send(Reply.ok(id: id, resultJSON: message.jsonText))
+            case .failure(let error): reply(id: id, error: error)
             }
-        })
+        }
     }
 
     func receipt(_ command: ReceiptCommand, id: String, read: Bool) {
@@ -62,33 +54,36 @@ extension AppSocket {
         }
     }
 
+    /// The conversation list, from the chat state; only the peers' last-seen times are read from the store.
     func listThreads(id: String) {
-        let store = api.services.store
         let userID = actor.userID
-        api.server.loop.runBlocking({
-            blockingResult { () -> ([(ThreadSummary, Bool)], Int64, Int64) in
-                try store.writer.read { db in
-                    let summaries = try Messaging.summaries(db, userID: userID).map { ($0, try Messaging.isActive(db, thread: $0.thread)) }
-                    return (summaries, try Messaging.totalUnread(db, userID: userID), try Messaging.latestCursor(db, userID: userID))
-                }
+        let threads = hub.state.threads(of: userID).sorted { a, b in
+            // Most recent activity first; threads without messages last, newest first; then by id.
+            switch (a.lastMessageAt, b.lastMessageAt) {
+            case let (x?, y?) where x != y: return x > y
+            case (_?, nil): return true
+            case (nil, _?): return false
+            default: return a.createdAt != b.createdAt ? a.createdAt > b.createdAt : a.id < b.id
             }
-        }, then: { [self] result in
-            switch result {
-            case .success(let (summaries, total, cursor)):
-                let views = summaries.map { summary, active in
-                    ThreadView(
-                        threadId: summary.thread.id, peerId: summary.peerID, peerName: summary.peerName,
-                        peerOnline: hub.isOnline(summary.peerID), peerLastSeenAt: summary.peerLastSeenAt,
-                        lastSeq: summary.thread.lastSeq, lastMessageAt: summary.thread.lastMessageAt,
-                        lastPreview: summary.thread.lastPreview, lastSenderId: summary.thread.lastSenderID,
-                        readSeq: summary.readSeq, deliveredSeq: summary.deliveredSeq, peerReadSeq: summary.peerReadSeq,
-                        peerDeliveredSeq: summary.peerDeliveredSeq, unread: summary.unread, active: active)
-                }
-                for (summary, active) in summaries { threads[summary.thread.id] = (summary.peerID, active) }
-                send(Reply.ok(id: id, resultJSON: JSON.encode(ThreadsResult(threads: views, totalUnread: total, cursor: cursor))))
-            case .failure(let error):
-                reply(id: id, error: error)
+        }
+        let peers = threads.compactMap { thread in thread.side(of: userID).map { thread.userID($0.other) } }
+        let log = hub.log
+        api.server.loop.runBlocking({ blockingResult { try log.lastSeen(userIDs: peers) } }, then: { [self] result in
+            guard case .success(let lastSeen) = result else { return reply(id: id, error: APIError(.internalError)) }
+            let state = hub.state
+            let views = threads.compactMap { thread -> ThreadView? in
+                guard let side = thread.side(of: userID) else { return nil }
+                let peer = thread.userID(side.other)
+                return ThreadView(
+                    threadId: thread.id, peerId: peer, peerName: state.names[peer], peerOnline: hub.isOnline(peer),
+                    peerLastSeenAt: lastSeen[peer], lastSeq: thread.committedSeq, lastMessageAt: thread.lastMessageAt,
+                    lastPreview: thread.lastPreview, lastSenderId: thread.lastSide.map(thread.userID),
+                    readSeq: thread.readSeq(side), deliveredSeq: thread.deliveredSeq(side),
+                    peerReadSeq: thread.readSeq(side.other), peerDeliveredSeq: thread.deliveredSeq(side.other),
+                    unread: thread.unread(side), active: thread.active)
             }
+            let result = ThreadsResult(threads: views, totalUnread: state.totalUnread(userID), cursor: max(lastSentCursor, state.lastPos(of: userID)))
+            send(Reply.ok(id: id, resultJSON: JSON.encode(result)))
         })
     }
 
@@ -96,27 +91,37 @@ extension AppSocket {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
         let limit = command.limit ?? 50
         guard (1...100).contains(limit) else { return reply(id: id, error: APIError(.outOfRange, field: "limit")) }
+        let thread: ChatThread
+        do {
+            thread = try hub.state.participant(threadID, actor.userID).0
+        } catch {
+            return reply(id: id, error: error)
+        }
         let before = command.beforeSeq
-        let store = api.services.store
-        let userID = actor.userID
+        let log = hub.log
+        let (no, coachID, clientID) = (thread.no, thread.coachID, thread.clientID)
         runAndReply(id: id) { () -> HistoryResult in
-            try store.writer.read { db in
-                _ = try MessagingJobs.participantThread(db, threadID: threadID, userID: userID)
-                let page = try Messaging.history(db, threadID: threadID, beforeSeq: before, limit: limit + 1)
-                return HistoryResult(messages: page.prefix(limit).map(MessagingJobs.messageView), hasMore: page.count > limit)
-            }
+            let page = try log.history(threadNo: no, beforeSeq: before, limit: limit + 1)
+            return HistoryResult(
+                messages: page.prefix(limit).map { ChatState.messageView($0, threadID: threadID, senderID: $0.side == .coach ? coachID : clientID) },
+                hasMore: page.count > limit)
         }
     }
 
     /// Typing is forwarded at most every 2 s per thread, and never stored.
     func typing(_ command: ThreadCommand, id: String) {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
-        guard let thread = threads[threadID] else { return reply(id: id, error: APIError(.forbidden, field: "thread_id")) }
+        let thread: ChatThread, side: Side
+        do {
+            (thread, side) = try hub.state.participant(threadID, actor.userID)
+        } catch {
+            return reply(id: id, error: error)
+        }
         guard thread.active else { return reply(id: id, error: APIError(.threadInactive, field: "thread_id")) }
         let now = api.server.loop.nowMilliseconds
         if now &- (lastTyping[threadID] ?? 0) >= 2000 {
             lastTyping[threadID] = now
-            hub.typing(from: actor.userID, threadID: threadID, to: thread.peer)
+            hub.typing(from: actor.userID, threadID: threadID, to: thread.userID(side.other))
         }
         send(Reply.ok(id: id, resultJSON: "{}"))
     }
@@ -138,21 +143,34 @@ extension AppSocket {
             goLive()
             return reply(id: id, error: APIError(.outOfRange, field: "cursor"))
         }
+        // Cursors from before the log (see the v5-log migration) cannot be translated.
+        guard cursor >= hub.resumeFloor || hub.resumeFloor == 0 else {
+            goLive()
+            return reply(id: id, error: APIError(.cursorExpired, field: "cursor"))
+        }
         let previous = lastSentCursor
         beginReplay(from: cursor)
         replayPage(after: cursor, replayed: 0, id: id, fallback: previous)
     }
 
+    /// One page of the records after `cursor` in the user's threads (only
+    /// threads with something newer are read), as events built from today's
+    /// state; the next page once this one has left the socket.
     private func replayPage(after cursor: Int64, replayed: Int, id: String?, fallback: Int64) {
-        let store = api.services.store
+        let log = hub.log
         let userID = actor.userID
         let pageSize = 200
+        let threadNos = hub.state.threads(of: userID).filter { $0.lastPos > cursor }.map(\.no)
         api.server.loop.runBlocking({
-            blockingResult { try store.writer.read { db in try Messaging.events(db, userID: userID, after: cursor, limit: pageSize) } }
+            blockingResult { try log.records(threadNos: threadNos, after: cursor, limit: pageSize) }
         }, then: { [self] result in
             switch result {
-            case .success(.events(let page)):
-                for event in page { sendLogged(cursor: event.cursor, frame: LoggedEvent(userID: userID, cursor: event.cursor, payload: event.payload).frame) }
+            case .success(let page):
+                for record in page {
+                    for (user, payload) in hub.state.events(for: record) where user == userID {
+                        sendLogged(cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
+                    }
+                }
                 let count = replayed + page.count
                 guard page.count == pageSize, let last = page.last else {
                     goLive()
@@ -163,12 +181,8 @@ extension AppSocket {
                 // Next page once this one has left: a long absence never floods the outbound queue.
                 connection?.tcp.whenDrained { [weak self] error in
                     guard error == nil else { return }
-                    self?.replayPage(after: last.cursor, replayed: count, id: id, fallback: fallback)
+                    self?.replayPage(after: last.pos, replayed: count, id: id, fallback: fallback)
                 }
-            case .success(.expired):
-                lastSentCursor = fallback
-                goLive()
-                reply(id: id, error: APIError(.cursorExpired, field: "cursor"))
             case .failure(let error):
                 lastSentCursor = fallback
                 goLive()

@@ -1,7 +1,8 @@
 import FoundationEssentials
+import SpotterBroker
 import SpotterCore
-import SpotterProtocol
 import SpotterStore
+import SpotterProtocol
 import WebSocket
 
 /// `/v1/ws`: one signed-in user's live connection. Loop thread only.
@@ -17,7 +18,7 @@ import WebSocket
 /// duplicates: while the socket opens or replays after `resume`, live
 /// events wait in a buffer, and every event at or below the last cursor
 /// sent is dropped.
-final class AppSocket: WebSocketEndpoint {
+final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     unowned let api: API
     let actor: Actor
     /// The session (refresh-token family) the socket's token belongs to: it
@@ -41,8 +42,6 @@ final class AppSocket: WebSocketEndpoint {
     private var buffered: [(cursor: Int64, frame: String)] = []
     /// The highest cursor this socket has sent (or the client said it has).
     var lastSentCursor: Int64 = 0
-    /// Threads the user takes part in: thread id → (peer id, writable).
-    var threads: [String: (peer: String, active: Bool)] = [:]
     /// Commands per connection (`ServerConfig.commandBurst`, `commandsPerSecond`).
     var commandBudget: TokenBucket
     /// `message.send` commands submitted and not yet committed.
@@ -73,30 +72,18 @@ final class AppSocket: WebSocketEndpoint {
     func opened(on connection: Connection) {
         self.connection = connection
         hub.attach(self)
-        let services = api.services
+        let accounts = api.services.accounts
         let userID = actor.userID
         api.server.loop.runBlocking({
-            blockingResult { () -> (UserRecord?, [(ThreadRecord, Bool)], Int64) in
-                // One read transaction for everything the hello needs.
-                try services.store.writer.read { db in
-                    let user = try AccountStore.user(db, id: userID)
-                    let threads = try Messaging.threads(db, userID: userID).map { ($0, try Messaging.isActive(db, thread: $0)) }
-                    return (user, threads, try Messaging.latestCursor(db, userID: userID))
-                }
-            }
+            blockingResult { try accounts.user(id: userID) }
         }, then: { [self] result in
-            guard case .success((let user?, let threadList, let cursor)) = result else {
+            guard case .success(let user?) = result else {
                 connection.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "account not found")
                 return
             }
             if !languageChosen, let saved = Language(rawValue: user.language) { language = saved }
-            for (thread, active) in threadList {
-                threads[thread.id] = (thread.coachID == actor.userID ? thread.clientID : thread.coachID, active)
-            }
-            // Link changes committed after that read but seen before it returned win over it.
-            for (id, state) in changedWhileOpening { threads[id] = state }
-            changedWhileOpening = [:]
-            hub.announce(self, peers: activePeers)
+            // Threads and the cursor come from the chat state, which the log keeps current: nothing else to read.
+            let cursor = hub.state.lastPos(of: actor.userID)
             lastSentCursor = cursor
             send(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor).jsonText)
             if let resumeCursor {
@@ -121,18 +108,6 @@ final class AppSocket: WebSocketEndpoint {
         }
     }
 
-    /// Link changes that arrived while the hello's read was running.
-    private var changedWhileOpening: [String: (peer: String, active: Bool)] = [:]
-
-    /// The peers of the threads the user may write in (for presence).
-    var activePeers: Set<String> { Set(threads.values.filter(\.active).map(\.peer)) }
-
-    /// A link change committed: the thread is now (in)active with this peer.
-    func threadChanged(_ threadID: String, peer: String, active: Bool) {
-        threads[threadID] = (peer, active)
-        if case .opening = delivery { changedWhileOpening[threadID] = (peer, active) }
-    }
-
     // MARK: - Events
 
     /// A committed event for this user.
@@ -152,7 +127,7 @@ final class AppSocket: WebSocketEndpoint {
     }
 
     /// Presence and typing: not logged, sent only once the socket is live.
-    func sendEphemeral(_ frame: String) {
+    func deliverEphemeral(_ frame: String) {
         if case .live = delivery { send(frame) }
     }
 

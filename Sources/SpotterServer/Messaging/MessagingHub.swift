@@ -1,177 +1,344 @@
 import EventLoop
 import FoundationEssentials
-import GRDB
+import SpotterBroker
 import SpotterCore
 import SpotterProtocol
 import SpotterStore
 import WebSocket
 
-/// Who is connected, who is online, and the bridge to the store's writer.
-/// Loop thread only, except where noted.
+/// The shell around chat: it runs `ChatState`'s rules on the loop, appends
+/// the records they make to the log, and once the log says they are durable
+/// replies and publishes their events to the broker. Loop thread only.
 ///
-/// Fan-out: a committed change comes back from the writer with the events
-/// it appended (one frame per user, encoded once) and is pushed to every
-/// live socket of that user. Presence and typing are ephemeral and go only
-/// to linked peers. Receipts are coalesced per (user, thread): at most one
-/// write is in flight and one waits, however fast a device acknowledges.
+/// Appends made during one loop iteration go to the log together (one
+/// writer job, so one savepoint and one group commit for all of them), and
+/// their completions come back in the same order: a reply is sent only
+/// after everything it reflects is on disk.
 final class MessagingHub {
     unowned let server: Server
-    let writer: StoreWriter
-    /// The writer thread's messaging cache: used only inside write jobs.
-    let messaging: MessagingWriter
-    private var sockets: [String: [AppSocket]] = [:]
-    /// Linked peers of each connected user (their coach, or their clients).
-    private var peers: [String: Set<String>] = [:]
-    private var pendingReceipts: [String: PendingReceipt] = [:]
-    /// Writes submitted and not yet committed. Past `maxPendingWrites` new
-    /// sends are refused (`rate_limited`), so an overload shows as errors
-    /// the clients retry instead of a queue that grows without bound.
-    private(set) var pendingWrites = 0
-    let maxPendingWrites = 20_000
-    var isOverloaded: Bool { pendingWrites >= maxPendingWrites }
+    let log: ChatLog
+    let broker: any Broker
+    private(set) var state: ChatState
+    private(set) var resumeFloor: Int64
 
-    init(server: Server, writer: StoreWriter, messaging: MessagingWriter) {
+    private struct Pending {
+        var records: [ChatRecord]
+        var done: (Result<[ChatRecord], APIError>) -> Void
+    }
+    /// Appends gathered in this iteration, handed to the log at its end.
+    private var gathered: [Pending] = []
+    /// Records handed to the log and not yet committed. Past `maxInFlight`
+    /// new sends are refused at once (`rate_limited`): an overload shows as
+    /// refusals, and what is accepted is answered within the bound.
+    private(set) var inFlight = 0
+    let maxInFlight: Int
+    var isOverloaded: Bool { inFlight >= maxInFlight || reloading }
+    /// Sends waiting for their thread's idempotency window, by thread id.
+    private var waitingForWindow: [String: [() -> Void]] = [:]
+    /// After a failed append: the state is being rebuilt from the store, and writes are refused.
+    private(set) var reloading = false
+
+    init(server: Server, log: ChatLog, loaded: LoadedChat, broker: any Broker = InProcessBroker(), maxInFlight: Int) {
         self.server = server
-        self.writer = writer
-        self.messaging = messaging
+        self.log = log
+        self.broker = broker
+        self.state = loaded.makeState()
+        self.resumeFloor = loaded.resumeFloor
+        self.maxInFlight = maxInFlight
+        broker.presenceChanged = { [unowned self] userID, online in presenceChanged(userID, online: online) }
+        server.loop.everyIteration { [unowned self] in flush() }
     }
 
-    // MARK: - Writes
+    // MARK: - Appending
 
-    /// Runs `work` in the next group-commit transaction and `then` on the
-    /// loop once it has committed (or failed).
-    func write<T: Sendable>(
-        _ work: @escaping @Sendable (Database) throws -> T, then: @escaping (Result<T, APIError>) -> Void
-    ) {
+    /// Appends `records` (possibly none: then `done` only waits for every
+    /// append before it) and calls `done` on the loop once they are durable,
+    /// with their positions filled in.
+    func append(_ records: [ChatRecord], done: @escaping (Result<[ChatRecord], APIError>) -> Void) {
+        gathered.append(Pending(records: records, done: done))
+        inFlight += records.count
+    }
+
+    /// Hands this iteration's appends to the log as one job.
+    func flush() {
+        guard !gathered.isEmpty else { return }
+        let batch = gathered
+        gathered = []
+        let records = batch.flatMap(\.records)
         let loop = server.loop
-        pendingWrites += 1
-        let callback = LoopBound({ [unowned self] (result: Result<T, APIError>) in
-            pendingWrites -= 1
-            then(result)
+        let callback = LoopBound({ [unowned self] (result: Result<[Int64], any Error>) in
+            committed(batch, records, result)
         }, loop: loop)
-        writer.submit(work) { result in
-            let mapped = result.mapError { APIError(wrapping: $0) }
-            loop.execute { callback.value(mapped) }
+        log.append(records) { result in loop.execute { callback.value(result) } }
+    }
+
+    private func committed(_ batch: [Pending], _ records: [ChatRecord], _ result: Result<[Int64], any Error>) {
+        inFlight -= records.count
+        switch result {
+        case .success(let positions):
+            var offset = 0
+            for pending in batch {
+                var done = pending.records
+                for index in done.indices {
+                    done[index].pos = positions[offset]
+                    offset += 1
+                    state.committed(done[index])
+                }
+                pending.done(.success(done))
+            }
+        case .failure(let error):
+            server.logger.critical("log append failed; reloading chat state from the store", metadata: ["error": "\(error)"])
+            let apiError = APIError(wrapping: error)
+            for pending in batch { pending.done(.failure(apiError)) }
+            reload()
         }
     }
 
-    /// Pushes committed events to the sockets of their users.
-    func publish(_ events: [LoggedEvent]) {
-        for event in events {
-            for socket in sockets[event.userID] ?? [] { socket.deliver(cursor: event.cursor, frame: event.frame) }
+    /// Rebuilds the state from the store after a failed append: the lost
+    /// records had taken seqs that later records (also refused) followed.
+    private func reload() {
+        guard !reloading else { return }
+        reloading = true
+        let log = log
+        server.loop.runBlocking({ Result { try log.load() } }, then: { [self] result in
+            switch result {
+            case .success(let loaded):
+                state = loaded.makeState()
+                resumeFloor = loaded.resumeFloor
+                waitingForWindow = [:]
+                log.resume()
+                reloading = false
+                server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])
+            case .failure(let error):
+                server.logger.critical("chat state reload failed; retrying in 1 s", metadata: ["error": "\(error)"])
+                let timer = Timer(loop: server.loop)
+                timer.start(after: 1000, repeat: 0) { [unowned self] in
+                    timer.close()
+                    reloading = false
+                    reload()
+                }
+            }
+        })
+    }
+
+    /// Publishes a committed record's events to its participants.
+    func publish(_ record: ChatRecord) {
+        for (userID, payload) in state.events(for: record) {
+            broker.publish(userID: userID, cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
         }
     }
 
-    /// A committed link change: push its `thread` events, then bring open
-    /// sockets' view of the threads (who may type or write where) and their
-    /// presence peers up to date. A newly active peer that is online is
-    /// announced at once.
-    func linksChanged(_ changes: LinkChanges) {
-        publish(changes.events)
-        for change in changes.threads {
-            for socket in sockets[change.userID] ?? [] {
-                socket.threadChanged(change.threadID, peer: change.peerID, active: change.active)
+    /// `{"cursor":N,…payload…}`: built once per user, not once per socket.
+    static func frame(cursor: Int64, payload: String) -> String {
+        "{\"cursor\":\(cursor)," + payload.dropFirst()
+    }
+
+    /// Saves the views that changed since the last checkpoint (every second).
+    func checkpoint() {
+        let snapshots = state.takeDirty()
+        guard !snapshots.isEmpty, !reloading else { return }
+        flush()  // the checkpoint must come after every record it includes
+        log.checkpoint(snapshots) { [logger = server.logger] result in
+            if case .failure(let error) = result { logger.error("checkpoint failed", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    // MARK: - Sends
+
+    struct SendRequest {
+        let sender: String
+        let threadID: String
+        let clientMessageID: String
+        let kind: MessageKind
+        let body: String
+        let now: Int64
+    }
+
+    /// `message.send`: the committed message, or the original when this is a retry.
+    func send(_ request: SendRequest, checkDuplicates: Bool = true, reply: @escaping (Result<MessageView, APIError>) -> Void) {
+        guard !reloading else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
+        let decision: ChatState.SendDecision
+        do {
+            decision = try state.send(
+                sender: request.sender, threadID: request.threadID, clientMessageID: request.clientMessageID,
+                kind: request.kind, body: request.body, now: request.now, nowMilliseconds: server.loop.nowMilliseconds,
+                checkDuplicates: checkDuplicates)
+        } catch {
+            return reply(.failure(error))
+        }
+        switch decision {
+        case .append(let record):
+            append([record]) { [self] result in
+                switch result {
+                case .success(let done):
+                    // Acknowledge first, then tell every device of both participants.
+                    reply(.success(state.messageView(done[0])!))
+                    publish(done[0])
+                case .failure(let error):
+                    reply(.failure(error))
+                }
             }
-            guard let socket = sockets[change.userID]?.first, peers[change.userID] != nil else { continue }
-            let linked = socket.activePeers
-            let added = linked.subtracting(peers[change.userID] ?? [])
-            peers[change.userID] = linked
-            for peer in added where isOnline(peer) {
-                let frame = JSON.encode(PresenceEvent(userId: peer, online: true, lastSeenAt: nil))
-                for socket in sockets[change.userID] ?? [] { socket.sendEphemeral(frame) }
+        case .candidate(let seq):
+            retry(request, originalSeq: seq, reply: reply)
+        case .needsWindow:
+            loadWindow(request.threadID) { [self] in send(request, checkDuplicates: checkDuplicates, reply: reply) }
+        }
+    }
+
+    /// A send whose key is in the window: read the original (after every
+    /// append before it) and compare.
+    private func retry(_ request: SendRequest, originalSeq: Int64, reply: @escaping (Result<MessageView, APIError>) -> Void) {
+        guard let thread = state.thread(id: request.threadID) else { return reply(.failure(APIError(.forbidden, field: "thread_id"))) }
+        flush()
+        let loop = server.loop
+        let callback = LoopBound({ [unowned self] (result: Result<ChatRecord?, any Error>) in
+            switch result {
+            case .success(let original?) where original.ref == request.clientMessageID
+                && original.side == thread.side(of: request.sender):
+                guard original.a == request.kind.rawValue, original.body == request.body else {
+                    return reply(.failure(APIError(.idempotencyConflict, field: "client_message_id")))
+                }
+                reply(.success(ChatState.messageView(original, threadID: thread.id, senderID: request.sender)))
+            case .success:
+                // Another key with the same hash: a new message after all.
+                send(request, checkDuplicates: false, reply: reply)
+            case .failure(let error):
+                reply(.failure(APIError(wrapping: error)))
+            }
+        }, loop: loop)
+        log.message(threadNo: thread.no, seq: originalSeq) { result in loop.execute { callback.value(result) } }
+    }
+
+    /// Loads a cold thread's idempotency window, then runs what waited for it, in order.
+    private func loadWindow(_ threadID: String, then work: @escaping () -> Void) {
+        guard let thread = state.thread(id: threadID) else { return work() }
+        if waitingForWindow[threadID] != nil {
+            waitingForWindow[threadID]!.append(work)
+            return
+        }
+        waitingForWindow[threadID] = [work]
+        flush()
+        let loop = server.loop
+        let callback = LoopBound({ [unowned self] (result: Result<[SentKey], any Error>) in
+            let waiting = waitingForWindow.removeValue(forKey: threadID) ?? []
+            switch result {
+            case .success(let keys):
+                state.installWindow(threadID: threadID, keys.map { ($0.side, $0.clientMessageID, $0.seq) },
+                                    nowMilliseconds: loop.nowMilliseconds)
+                for work in waiting { work() }
+            case .failure(let error):
+                server.logger.error("could not load a thread's recent sends", metadata: ["error": "\(error)"])
+                for work in waiting { work() }  // still cold: each asks again
+            }
+        }, loop: loop)
+        log.recentSends(threadNo: thread.no, limit: ChatState.windowSize) { result in loop.execute { callback.value(result) } }
+    }
+
+    // MARK: - Receipts
+
+    func receipt(userID: String, threadID: String, delivered: Int64?, read: Int64?,
+                 reply: @escaping (Result<ReceiptResult, APIError>) -> Void) {
+        guard !reloading else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
+        let made: (record: ChatRecord?, result: ReceiptResult)
+        do {
+            made = try state.receipt(userID: userID, threadID: threadID, delivered: delivered, read: read, now: unixNow())
+        } catch {
+            return reply(.failure(error))
+        }
+        // With nothing new to write, the reply still waits for the appends it reflects.
+        append(made.record.map { [$0] } ?? []) { [self] result in
+            switch result {
+            case .success(let done):
+                reply(.success(made.result))
+                if let record = done.first { publish(record) }
+            case .failure(let error):
+                reply(.failure(error))
             }
         }
+    }
+
+    // MARK: - Links
+
+    /// A link change (a coach picked, a change approved) committed with its
+    /// `link` records: update the state, then publish. Sockets read the
+    /// state, so a new thread is writable at once, and a newly linked peer
+    /// that is online is announced.
+    func linkChange<Value: Sendable>(
+        _ change: (@escaping @Sendable (Result<LinkOutcome<Value>, any Error>) -> Void) -> Void,
+        reply: @escaping (Result<Value, APIError>) -> Void
+    ) {
+        flush()
+        let loop = server.loop
+        let callback = LoopBound({ [unowned self] (result: Result<LinkOutcome<Value>, any Error>) in
+            switch result {
+            case .success(let outcome):
+                for (user, name) in outcome.names { state.setName(name, for: user) }
+                for row in outcome.threads { state.add(row.makeThread()) }
+                reply(.success(outcome.value))
+                for record in outcome.records {
+                    state.apply(record)
+                    publish(record)
+                    guard let thread = state.thread(no: record.threadNo), thread.active else { continue }
+                    for side in [Side.coach, Side.client] where broker.isOnline(thread.userID(side.other)) {
+                        broker.publishEphemeral(userID: thread.userID(side), frame: JSON.encode(
+                            PresenceEvent(userId: thread.userID(side.other), online: true, lastSeenAt: nil)))
+                    }
+                }
+            case .failure(let error):
+                reply(.failure(APIError(wrapping: error)))
+            }
+        }, loop: loop)
+        change { result in loop.execute { callback.value(result) } }
+    }
+
+    /// Threads created outside the log (provisioning for load tests): read them into the state.
+    func threadsCreated(_ ids: [String], then: @escaping () -> Void) {
+        let log = log
+        server.loop.runBlocking({ Result { try log.threads(ids: ids) } }, then: { [self] result in
+            if case .success(let (rows, names)) = result {
+                for (user, name) in names { state.setName(name, for: user) }
+                for row in rows { state.add(row.makeThread()) }
+            }
+            then()
+        })
     }
 
     // MARK: - Presence
 
-    func isOnline(_ userID: String) -> Bool { !(sockets[userID]?.isEmpty ?? true) }
+    func isOnline(_ userID: String) -> Bool { broker.isOnline(userID) }
 
-    /// A socket is ready to receive events (registered before its first read,
-    /// so nothing committed in between is missed).
-    func attach(_ socket: AppSocket) {
-        sockets[socket.actor.userID, default: []].append(socket)
+    /// The peers of the user's writable threads.
+    func activePeers(of userID: String) -> [String] {
+        state.threads(of: userID).compactMap { thread in
+            guard thread.active, let side = thread.side(of: userID) else { return nil }
+            return thread.userID(side.other)
+        }
     }
 
-    /// The socket's peers are known: announce the user if this is their first socket.
-    func announce(_ socket: AppSocket, peers linked: Set<String>) {
-        let userID = socket.actor.userID
-        guard sockets[userID]?.contains(where: { $0 === socket }) ?? false else { return }  // closed while opening
-        peers[userID] = linked
-        guard sockets[userID]?.count == 1 else { return }
-        broadcastPresence(userID: userID, online: true, lastSeenAt: nil)
+    func attach(_ socket: AppSocket) {
+        broker.subscribe(socket, userID: socket.actor.userID)
     }
 
     func detach(_ socket: AppSocket) {
-        let userID = socket.actor.userID
-        sockets[userID]?.removeAll { $0 === socket }
-        guard sockets[userID]?.isEmpty ?? false else { return }
-        sockets[userID] = nil
+        broker.unsubscribe(socket, userID: socket.actor.userID)
+    }
+
+    private func presenceChanged(_ userID: String, online: Bool) {
         let now = unixNow()
-        broadcastPresence(userID: userID, online: false, lastSeenAt: now)
-        peers[userID] = nil
-        write({ db in try Messaging.setLastSeen(db, userID: userID, at: now) }, then: { _ in })
+        let frame = JSON.encode(PresenceEvent(userId: userID, online: online, lastSeenAt: online ? nil : now))
+        for peer in activePeers(of: userID) { broker.publishEphemeral(userID: peer, frame: frame) }
+        if !online { log.setLastSeen(userID: userID, at: now) }
     }
 
     /// Closes every socket of a revoked session with 4003.
     func closeSockets(userID: String, sessionID: String) {
-        for socket in sockets[userID] ?? [] where socket.sessionID == sessionID {
+        for case let socket as AppSocket in broker.localSubscribers(userID) where socket.sessionID == sessionID {
             socket.connection?.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "session revoked")
-        }
-    }
-
-    private func broadcastPresence(userID: String, online: Bool, lastSeenAt: Int64?) {
-        let frame = JSON.encode(PresenceEvent(userId: userID, online: online, lastSeenAt: lastSeenAt))
-        for peer in peers[userID] ?? [] {
-            for socket in sockets[peer] ?? [] { socket.sendEphemeral(frame) }
         }
     }
 
     /// Typing goes to the peer's sockets only; it is never stored.
     func typing(from userID: String, threadID: String, to peerID: String) {
-        let frame = JSON.encode(TypingEvent(threadId: threadID, userId: userID, expiresIn: 5))
-        for socket in sockets[peerID] ?? [] { socket.sendEphemeral(frame) }
-    }
-
-    // MARK: - Receipts, coalesced
-
-    private final class PendingReceipt {
-        var delivered: Int64?
-        var read: Int64?
-        var waiting: [(Result<ReceiptResult, APIError>) -> Void] = []
-        var inFlight = false
-    }
-
-    func receipt(userID: String, threadID: String, delivered: Int64?, read: Int64?,
-                 reply: @escaping (Result<ReceiptResult, APIError>) -> Void) {
-        let key = userID + "|" + threadID
-        let pending = pendingReceipts[key] ?? PendingReceipt()
-        pendingReceipts[key] = pending
-        if let delivered { pending.delivered = max(pending.delivered ?? 0, delivered) }
-        if let read { pending.read = max(pending.read ?? 0, read) }
-        pending.waiting.append(reply)
-        if !pending.inFlight { flushReceipt(key, pending, userID: userID, threadID: threadID) }
-    }
-
-    private func flushReceipt(_ key: String, _ pending: PendingReceipt, userID: String, threadID: String) {
-        let delivered = pending.delivered, read = pending.read, waiting = pending.waiting
-        pending.delivered = nil
-        pending.read = nil
-        pending.waiting = []
-        pending.inFlight = true
-        let now = unixNow()
-        let messaging = messaging
-        write({ db in
-            try MessagingJobs.receipt(db, messaging, userID: userID, threadID: threadID, delivered: delivered, read: read, now: now)
-        }, then: { [self] result in
-            if case .success(let outcome) = result { publish(outcome.events) }
-            for reply in waiting { reply(result.map(\.result)) }
-            pending.inFlight = false
-            if pending.waiting.isEmpty {
-                pendingReceipts[key] = nil
-            } else {
-                flushReceipt(key, pending, userID: userID, threadID: threadID)
-            }
-        })
+        broker.publishEphemeral(userID: peerID, frame: JSON.encode(TypingEvent(threadId: threadID, userId: userID, expiresIn: 5)))
     }
 }

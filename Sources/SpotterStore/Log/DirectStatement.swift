@@ -38,6 +38,14 @@ struct DirectStatement {
         sqlite3_bind_int64(handle, index, value)
     }
 
+    func bind(_ index: Int32, _ value: Int64?) {
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        sqlite3_bind_int64(handle, index, value)
+    }
+
     /// Runs the statement to completion, then resets it and clears its bindings. Throws GRDB's `DatabaseError`.
     func run() throws {
         let code = sqlite3_step(handle)

@@ -1,0 +1,83 @@
+/// Something that receives what a broker delivers: in this process, one
+/// live socket of one user.
+public protocol BrokerSubscriber: AnyObject {
+    /// A logged event (it has a position in the log: `cursor`). Delivered in
+    /// cursor order per user, each at most once per subscriber.
+    func deliver(cursor: Int64, frame: String)
+    /// An ephemeral event (presence, typing): not logged, may be dropped.
+    func deliverEphemeral(_ frame: String)
+}
+
+/// Who is online, and when that changes.
+public protocol PresenceManager: AnyObject {
+    /// Whether the user has at least one subscriber (anywhere the engine can see).
+    func isOnline(_ userID: String) -> Bool
+    /// Called with (user, online) when a user's first subscriber arrives or last one leaves.
+    var presenceChanged: ((String, Bool) -> Void)? { get set }
+}
+
+/// The fan-out seam: committed events go in by user, and come out at every
+/// subscriber of that user. Messaging publishes to it and never touches a
+/// socket; the engine decides where subscribers live (this process, or
+/// every process of a cluster). See `BROKER.md` next to this file for what
+/// crosses it and what each side guarantees.
+///
+/// Engines are owned by one thread (the server's loop) and are not Sendable:
+/// a cluster engine hands what arrives from its network to that thread.
+public protocol Broker: PresenceManager {
+    /// Delivers a logged event to every subscriber of `userID`. Publishers
+    /// call it in cursor order (the order records were committed).
+    func publish(userID: String, cursor: Int64, frame: String)
+    /// Delivers an ephemeral event to every subscriber of `userID`.
+    func publishEphemeral(userID: String, frame: String)
+    func subscribe(_ subscriber: BrokerSubscriber, userID: String)
+    func unsubscribe(_ subscriber: BrokerSubscriber, userID: String)
+    /// This process's subscribers of the user (for actions on local sockets,
+    /// such as closing the sockets of a revoked session).
+    func localSubscribers(_ userID: String) -> [BrokerSubscriber]
+}
+
+/// The broker of one process: subscribers in a dictionary by user. Presence
+/// is this process's view.
+public final class InProcessBroker: Broker {
+    private var subscribers: [String: [BrokerSubscriber]] = [:]
+    public var presenceChanged: ((String, Bool) -> Void)?
+
+    public init() {}
+
+    public func publish(userID: String, cursor: Int64, frame: String) {
+        guard let list = subscribers[userID] else { return }
+        for subscriber in list { subscriber.deliver(cursor: cursor, frame: frame) }
+    }
+
+    public func publishEphemeral(userID: String, frame: String) {
+        guard let list = subscribers[userID] else { return }
+        for subscriber in list { subscriber.deliverEphemeral(frame) }
+    }
+
+    public func subscribe(_ subscriber: BrokerSubscriber, userID: String) {
+        let first = subscribers[userID]?.isEmpty ?? true
+        subscribers[userID, default: []].append(subscriber)
+        if first { presenceChanged?(userID, true) }
+    }
+
+    public func unsubscribe(_ subscriber: BrokerSubscriber, userID: String) {
+        guard var list = subscribers[userID] else { return }
+        let before = list.count
+        list.removeAll { $0 === subscriber }
+        guard list.count != before else { return }
+        if list.isEmpty {
+            subscribers[userID] = nil
+            presenceChanged?(userID, false)
+        } else {
+            subscribers[userID] = list
+        }
+    }
+
+    public func isOnline(_ userID: String) -> Bool { !(subscribers[userID]?.isEmpty ?? true) }
+
+    public func localSubscribers(_ userID: String) -> [BrokerSubscriber] { subscribers[userID] ?? [] }
+
+    /// Users with at least one subscriber.
+    public var onlineCount: Int { subscribers.count }
+}

@@ -1,0 +1,289 @@
+import FoundationEssentials
+import SpotterProtocol
+
+/// The rules of chat as a state machine: a command and the current state
+/// give the records to append, the new state and the reply; a committed
+/// record and the state give the events each participant sees. Pure: no
+/// sockets, no SQLite, no clock (callers pass `now`).
+///
+/// The server keeps one `ChatState` on its loop, rebuilt at start from the
+/// store's checkpoint and the log after it (`apply`). Commands change the
+/// state at once (so the next send gets the next seq without waiting for
+/// the disk); what lists and badges show moves only when the store says a
+/// record is durable (`committed`).
+public final class ChatState {
+    private var threadsByID: [String: ChatThread] = [:]
+    private var threadsByNo: [Int64: ChatThread] = [:]
+    private var threadsByUser: [String: [ChatThread]] = [:]
+    /// Display names of participants (for `thread` events and lists).
+    public private(set) var names: [String: String] = [:]
+    private var dirty: [ChatThread] = []
+
+    public init() {}
+
+    /// Sends per thread kept for recognising retries (`installWindow`).
+    public static let windowSize = RecentSends.capacity
+
+    // MARK: - Threads
+
+    public var threadCount: Int { threadsByID.count }
+
+    public func thread(id: String) -> ChatThread? { threadsByID[id] }
+    public func thread(no: Int64) -> ChatThread? { threadsByNo[no] }
+
+    /// The user's threads, oldest first.
+    public func threads(of userID: String) -> [ChatThread] { threadsByUser[userID] ?? [] }
+
+    /// Adds a thread (at load, or when a link creates one). Adding one that exists updates nothing but `active`.
+    @discardableResult
+    public func add(_ thread: ChatThread) -> ChatThread {
+        if let existing = threadsByID[thread.id] {
+            existing.active = thread.active
+            return existing
+        }
+        threadsByID[thread.id] = thread
+        threadsByNo[thread.no] = thread
+        threadsByUser[thread.coachID, default: []].append(thread)
+        threadsByUser[thread.clientID, default: []].append(thread)
+        return thread
+    }
+
+    public func setName(_ name: String?, for userID: String) {
+        names[userID] = name
+    }
+
+    /// A link change made a thread (in)active.
+    public func setActive(_ threadID: String, _ active: Bool) {
+        threadsByID[threadID]?.active = active
+    }
+
+    /// Unread over all of the user's threads (a coach has at most a few hundred).
+    public func totalUnread(_ userID: String) -> Int64 {
+        var total: Int64 = 0
+        for thread in threadsByUser[userID] ?? [] {
+            if let side = thread.side(of: userID) { total += thread.unread(side) }
+        }
+        return total
+    }
+
+    /// The position of the newest durable record the user can see (0 if none).
+    public func lastPos(of userID: String) -> Int64 {
+        (threadsByUser[userID] ?? []).reduce(0) { max($0, $1.lastPos) }
+    }
+
+    /// The thread if `userID` takes part in it; `forbidden` otherwise, so an
+    /// outsider cannot tell a foreign thread from a missing one.
+    public func participant(_ threadID: String, _ userID: String) throws(APIError) -> (ChatThread, Side) {
+        guard let thread = threadsByID[threadID], let side = thread.side(of: userID) else {
+            throw APIError(.forbidden, field: "thread_id")
+        }
+        return (thread, side)
+    }
+
+    // MARK: - Commands
+
+    public enum SendDecision: Equatable {
+        /// A new message: append this record (its seq is taken).
+        case append(ChatRecord)
+        /// Perhaps a retry of the message with this seq: read it and compare
+        /// (`MessageRetry`); if it is not the same key after all, send again
+        /// with `checkDuplicates` false.
+        case candidate(seq: Int64)
+        /// The thread's idempotency window is not in memory: load it
+        /// (`installWindow`) and decide again.
+        case needsWindow
+    }
+
+    /// `message.send` after its fields were validated (`MessageRules`).
+    public func send(sender: String, threadID: String, clientMessageID: String, kind: MessageKind, body: String,
+                     now: Int64, nowMilliseconds: UInt64 = 0,
+                     checkDuplicates: Bool = true) throws(APIError) -> SendDecision {
+        let (thread, side) = try participant(threadID, sender)
+        guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
+        guard thread.recent != nil else { return .needsWindow }
+        thread.recentUsedAt = nowMilliseconds
+        let key = RecentSends.key(side, clientMessageID)
+        if checkDuplicates, let seq = thread.recent?.find(key) { return .candidate(seq: seq) }
+        let record = ChatRecord(
+            kind: .message, threadNo: thread.no, side: side, seq: thread.lastSeq + 1, a: kind.rawValue,
+            ref: clientMessageID, body: body, at: now)
+        apply(record)
+        return .append(record)
+    }
+
+    /// `message.delivered` / `thread.read`: positions only move forward, up
+    /// to the last seq; reading implies delivery. The record is nil when
+    /// nothing moved.
+    public func receipt(userID: String, threadID: String, delivered: Int64?, read: Int64?,
+                        now: Int64) throws(APIError) -> (record: ChatRecord?, result: ReceiptResult) {
+        let (thread, side) = try participant(threadID, userID)
+        let newRead = max(thread.readSeq(side), min(read ?? 0, thread.lastSeq))
+        let newDelivered = max(thread.deliveredSeq(side), min(delivered ?? 0, thread.lastSeq), newRead)
+        var record: ChatRecord?
+        if newRead != thread.readSeq(side) || newDelivered != thread.deliveredSeq(side) {
+            // `ref` "read" marks a read position that moved: the reader's other devices hear of it.
+            let made = ChatRecord(kind: .receipt, threadNo: thread.no, side: side, seq: thread.lastSeq, a: newDelivered,
+                                  b: newRead, ref: newRead != thread.readSeq(side) ? "read" : nil, at: now)
+            apply(made)
+            record = made
+        }
+        let result = ReceiptResult(
+            threadId: threadID, deliveredSeq: thread.deliveredSeq(side), readSeq: thread.readSeq(side),
+            unread: thread.unread(side), totalUnread: totalUnread(userID))
+        return (record, result)
+    }
+
+    // MARK: - Applying records
+
+    /// Applies a record to the state: the commands above do it as they make
+    /// one, and a restart does it for every record after the checkpoint.
+    /// Records of unknown threads are skipped.
+    public func apply(_ record: ChatRecord) {
+        guard let thread = threadsByNo[record.threadNo] else { return }
+        switch record.kind {
+        case .message:
+            thread.lastSeq = max(thread.lastSeq, record.seq)
+            thread.lastMessageAt = record.at
+            thread.lastSide = record.side
+            thread.lastPreview = ChatState.preview(kind: MessageKind(rawValue: record.a) ?? .text, body: record.body ?? "")
+            // Writing marks the thread read (and received) for the writer.
+            thread.setPositions(record.side, delivered: record.seq, read: record.seq)
+            if let ref = record.ref { thread.recent?.add(RecentSends.key(record.side, ref), seq: record.seq) }
+        case .receipt:
+            thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.a),
+                                read: max(thread.readSeq(record.side), record.b))
+        case .link:
+            thread.active = record.a == 1
+        }
+        if record.pos > 0 { committed(record) }
+        markDirty(thread)
+    }
+
+    /// The store says the record is durable: lists and badges may show it.
+    public func committed(_ record: ChatRecord) {
+        guard let thread = threadsByNo[record.threadNo] else { return }
+        thread.lastPos = max(thread.lastPos, record.pos)
+        thread.committedSeq = max(thread.committedSeq, record.seq)
+    }
+
+    private func markDirty(_ thread: ChatThread) {
+        guard !thread.dirty else { return }
+        thread.dirty = true
+        dirty.append(thread)
+    }
+
+    // MARK: - The idempotency window
+
+    /// Installs a thread's window from its newest messages in the log, given
+    /// as (side, client_message_id, seq), in any order. A window already
+    /// warm is kept (it knows sends made since the read began).
+    public func installWindow(threadID: String, _ sends: [(side: Side, clientMessageID: String, seq: Int64)],
+                              nowMilliseconds: UInt64 = 0) {
+        guard let thread = threadsByID[threadID], thread.recent == nil else { return }
+        var recent = RecentSends()
+        for send in sends.sorted(by: { $0.seq < $1.seq }).suffix(RecentSends.capacity) {
+            recent.add(RecentSends.key(send.side, send.clientMessageID), seq: send.seq)
+        }
+        thread.recent = recent
+        thread.recentUsedAt = nowMilliseconds
+    }
+
+    /// Drops the windows not used for `idleMilliseconds`; returns how many.
+    /// Their threads load them again on the next send.
+    @discardableResult
+    public func dropIdleWindows(nowMilliseconds: UInt64, idleMilliseconds: UInt64) -> Int {
+        var dropped = 0
+        for thread in threadsByID.values where thread.recent != nil && nowMilliseconds &- thread.recentUsedAt >= idleMilliseconds {
+            thread.recent = nil
+            dropped += 1
+        }
+        return dropped
+    }
+
+    /// Threads whose window is in memory.
+    public var warmThreads: Int { threadsByID.values.reduce(0) { $0 + ($1.recent == nil ? 0 : 1) } }
+
+    // MARK: - Checkpoints
+
+    /// What changed since the last call: the threads whose views the store
+    /// must save. Clears the list.
+    public func takeDirty() -> [ThreadSnapshot] {
+        let taken = dirty
+        dirty = []
+        return taken.map { thread in
+            thread.dirty = false
+            return ThreadSnapshot(
+                no: thread.no, lastSeq: thread.lastSeq, lastMessageAt: thread.lastMessageAt, lastPreview: thread.lastPreview,
+                lastSide: thread.lastSide, coachDelivered: thread.deliveredSeq(.coach), coachRead: thread.readSeq(.coach),
+                clientDelivered: thread.deliveredSeq(.client), clientRead: thread.readSeq(.client))
+        }
+    }
+
+    // MARK: - Views of records
+
+    public static func preview(kind: MessageKind, body: String) -> String {
+        if kind == .mealLog, let meal = try? JSONDecoder().decode(MealLog.self, from: Data(body.utf8)) {
+            return MessageRules.preview(text: nil, meal: meal)
+        }
+        return MessageRules.preview(text: body, meal: nil)
+    }
+
+    /// The message a record holds, as clients see it.
+    public func messageView(_ record: ChatRecord) -> MessageView? {
+        guard record.kind == .message, let thread = threadsByNo[record.threadNo] else { return nil }
+        return ChatState.messageView(record, threadID: thread.id, senderID: thread.userID(record.side))
+    }
+
+    public static func messageView(_ record: ChatRecord, threadID: String, senderID: String) -> MessageView {
+        let kind = MessageKind(rawValue: record.a) ?? .text
+        let body = record.body ?? ""
+        let meal = kind == .mealLog ? try? JSONDecoder().decode(MealLog.self, from: Data(body.utf8)) : nil
+        return MessageView(
+            threadId: threadID, seq: record.seq, senderId: senderID, clientMessageId: record.ref ?? "", kind: kind.wire,
+            text: kind == .mealLog ? nil : body, meal: meal, createdAt: record.at)
+    }
+
+    /// The events a durable record makes, one per participant at most, as
+    /// JSON objects without their cursor. Counts are the state's at the time
+    /// of the call (so a replay shows today's badges).
+    public func events(for record: ChatRecord) -> [(userID: String, payload: String)] {
+        guard let thread = threadsByNo[record.threadNo] else { return [] }
+        switch record.kind {
+        case .message:
+            guard let view = messageView(record) else { return [] }
+            let message = view.jsonText
+            return [Side.coach, Side.client].map { side in
+                let userID = thread.userID(side)
+                let event = MessageEvent(message: view, unread: thread.unread(side), totalUnread: totalUnread(userID))
+                return (userID, event.jsonText(message: message))
+            }
+        case .receipt:
+            let reader = thread.userID(record.side)
+            let peer = thread.userID(record.side.other)
+            let receipt = ReceiptEvent(threadId: thread.id, userId: reader, deliveredSeq: record.a, readSeq: record.b)
+            guard record.ref == "read" else { return [(peer, receipt.jsonText)] }
+            let unread = UnreadEvent(threadId: thread.id, unread: max(0, thread.committedSeq - record.b),
+                                     totalUnread: totalUnread(reader), readSeq: record.b)
+            return [(peer, receipt.jsonText), (reader, unread.jsonText)]
+        case .link:
+            return [Side.coach, Side.client].map { side in
+                let peer = thread.userID(side.other)
+                let event = ThreadEvent(threadId: thread.id, peerId: peer, peerName: names[peer], active: record.a == 1)
+                return (thread.userID(side), JSONText.encoder.encodeToString(event))
+            }
+        }
+    }
+}
+
+/// A thread's views as a checkpoint saves them.
+public struct ThreadSnapshot: Sendable, Equatable {
+    public let no: Int64
+    public let lastSeq: Int64
+    public let lastMessageAt: Int64?
+    public let lastPreview: String?
+    public let lastSide: Side?
+    public let coachDelivered: Int64
+    public let coachRead: Int64
+    public let clientDelivered: Int64
+    public let clientRead: Int64
+}

@@ -1,0 +1,114 @@
+/// One conversation's state, as the log made it: participants, the last
+/// message, and where each participant has received and read to.
+///
+/// Owned by one thread (the server's loop); not Sendable.
+public final class ChatThread {
+    public let id: String
+    /// The store's number for the thread: log records refer to it.
+    public let no: Int64
+    public let coachID: String
+    public let clientID: String
+    public let createdAt: Int64
+    /// Whether this is the client's current link (writable).
+    public internal(set) var active: Bool
+
+    /// The last seq given out (its record may still be on its way to disk).
+    public internal(set) var lastSeq: Int64 = 0
+    /// The last seq whose record is durable: what lists and badges show.
+    public internal(set) var committedSeq: Int64 = 0
+    public internal(set) var lastMessageAt: Int64?
+    public internal(set) var lastPreview: String?
+    public internal(set) var lastSide: Side?
+    /// Position of the newest durable record of the thread.
+    public internal(set) var lastPos: Int64 = 0
+    private var delivered: [Int64] = [0, 0]
+    private var read: [Int64] = [0, 0]
+
+    /// The idempotency window; nil until loaded (a thread starts cold after a
+    /// restart, and goes cold again when unused; see `ChatState`).
+    var recent: RecentSends?
+    /// Loop ms when the window was last used.
+    var recentUsedAt: UInt64 = 0
+    var dirty = false
+
+    public init(id: String, no: Int64, coachID: String, clientID: String, createdAt: Int64, active: Bool) {
+        self.id = id
+        self.no = no
+        self.coachID = coachID
+        self.clientID = clientID
+        self.createdAt = createdAt
+        self.active = active
+    }
+
+    public func userID(_ side: Side) -> String { side == .coach ? coachID : clientID }
+
+    public func side(of userID: String) -> Side? {
+        if userID == coachID { return .coach }
+        if userID == clientID { return .client }
+        return nil
+    }
+
+    public func deliveredSeq(_ side: Side) -> Int64 { delivered[Int(side.rawValue)] }
+    public func readSeq(_ side: Side) -> Int64 { read[Int(side.rawValue)] }
+
+    /// Unread for one side: durable messages after its read position.
+    public func unread(_ side: Side) -> Int64 { max(0, committedSeq - read[Int(side.rawValue)]) }
+
+    /// Whether the idempotency window is loaded.
+    public var isWarm: Bool { recent != nil }
+
+    func setPositions(_ side: Side, delivered newDelivered: Int64, read newRead: Int64) {
+        delivered[Int(side.rawValue)] = newDelivered
+        read[Int(side.rawValue)] = newRead
+    }
+
+    /// Restores what a checkpoint saved.
+    public func restore(lastSeq: Int64, lastMessageAt: Int64?, lastPreview: String?, lastSide: Side?, lastPos: Int64,
+                        coach: (delivered: Int64, read: Int64), client: (delivered: Int64, read: Int64)) {
+        self.lastSeq = lastSeq
+        committedSeq = lastSeq
+        self.lastMessageAt = lastMessageAt
+        self.lastPreview = lastPreview
+        self.lastSide = lastSide
+        self.lastPos = lastPos
+        delivered = [coach.delivered, client.delivered]
+        read = [coach.read, client.read]
+    }
+}
+
+/// The last `capacity` sends of a thread, by a hash of (side, client_message_id):
+/// enough to recognise a retry without keeping the messages. A hit is only a
+/// candidate: the caller reads the original from the log and compares.
+struct RecentSends {
+    static let capacity = 128
+    private var keys: [Int] = []
+    private var seqs: [Int64] = []
+    private var next = 0
+
+    static func key(_ side: Side, _ clientMessageID: String) -> Int {
+        var hasher = Hasher()
+        hasher.combine(side.rawValue)
+        hasher.combine(clientMessageID)
+        return hasher.finalize()
+    }
+
+    mutating func add(_ key: Int, seq: Int64) {
+        if keys.count < RecentSends.capacity {
+            keys.append(key)
+            seqs.append(seq)
+        } else {
+            keys[next] = key
+            seqs[next] = seq
+            next = (next + 1) % RecentSends.capacity
+        }
+    }
+
+    /// The seq of the newest send with this key, if it is in the window.
+    func find(_ key: Int) -> Int64? {
+        var best: Int64?
+        for index in keys.indices where keys[index] == key { best = max(best ?? 0, seqs[index]) }
+        return best
+    }
+
+    var count: Int { keys.count }
+}

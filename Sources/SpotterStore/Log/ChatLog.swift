@@ -1,0 +1,378 @@
+import GRDB
+import GRDBSQLite
+import Synchronization
+import SpotterCore
+
+/// A thread as the store holds it: participants, the checkpointed views, and whether it is the client's
+/// current link.
+public struct ThreadRow: Sendable, Equatable {
+    public let id: String
+    public let no: Int64
+    public let coachID: String
+    public let clientID: String
+    public let createdAt: Int64
+    public let active: Bool
+    public let lastSeq: Int64
+    public let lastMessageAt: Int64?
+    public let lastPreview: String?
+    public let lastSide: Side?
+    public let lastPos: Int64
+    public let coach: Positions
+    public let client: Positions
+
+    public struct Positions: Sendable, Equatable {
+        public let delivered: Int64
+        public let read: Int64
+    }
+
+    /// The thread for a `ChatState`, with its views restored.
+    public func makeThread() -> ChatThread {
+        let thread = ChatThread(id: id, no: no, coachID: coachID, clientID: clientID, createdAt: createdAt, active: active)
+        thread.restore(lastSeq: lastSeq, lastMessageAt: lastMessageAt, lastPreview: lastPreview, lastSide: lastSide,
+                       lastPos: lastPos, coach: (coach.delivered, coach.read), client: (client.delivered, client.read))
+        return thread
+    }
+}
+
+/// What a start needs: every thread with its checkpointed views, participants' names, and the records
+/// appended after the checkpoint, to replay.
+public struct LoadedChat: Sendable {
+    public let threads: [ThreadRow]
+    public let names: [String: String]
+    public let tail: [ChatRecord]
+    /// Cursors below this cannot be resumed (see `LogSchema`).
+    public let resumeFloor: Int64
+
+    /// A `ChatState` with every thread and the tail applied.
+    public func makeState() -> ChatState {
+        let state = ChatState()
+        for row in threads { state.add(row.makeThread()) }
+        for (user, name) in names { state.setName(name, for: user) }
+        for record in tail { state.apply(record) }
+        _ = state.takeDirty()  // the tail is on disk already; the next checkpoint saves it with the rest
+        return state
+    }
+}
+
+/// A link change as committed: the `link` records appended (with their positions), and the threads they
+/// touched as they stand now.
+public struct LinkOutcome<Value: Sendable>: Sendable {
+    public let value: Value
+    public let records: [ChatRecord]
+    public let threads: [ThreadRow]
+    public let names: [String: String]
+}
+
+public enum ChatLogError: Error, Equatable, CustomStringConvertible {
+    /// An earlier append failed; nothing more is appended until the owner has reloaded its state (`resume()`).
+    case halted
+
+    public var description: String { "the log is halted after a failed append" }
+}
+
+/// The log on SQLite: appends go through the store's one writer thread (group commit), so a record is
+/// durable when its completion runs, and records get their positions in commit order. Reads that must see
+/// every append made before them (a retry's original, a thread's recent sends) run on the writer too, in
+/// order; the others (history, resume, load) on GRDB's reader pool, from any thread but the loop's.
+public final class ChatLog: Sendable {
+    public let store: Store
+    public let writer: StoreWriter
+    /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
+    private let halted = Mutex(false)
+    /// Threads appended to since the last checkpoint, with their newest position (writer thread only).
+    private let touched = Mutex<[Int64: Int64]>([:])
+
+    public init(store: Store, writer: StoreWriter) {
+        self.store = store
+        self.writer = writer
+    }
+
+    // MARK: - Appends (writer thread, in order)
+
+    /// Appends records in order; the completion (on the writer thread) gets their positions once committed.
+    public func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
+        writer.submit({ [self] db -> [Int64] in
+            guard !halted.withLock({ $0 }) else { throw ChatLogError.halted }
+            do {
+                return try insert(db, records)
+            } catch {
+                halted.withLock { $0 = true }
+                throw error
+            }
+        }, completion: { [self] result in
+            if case .failure = result { halted.withLock { $0 = true } }
+            completion(result)
+        })
+    }
+
+    /// After a failed append, once the owner has rebuilt its state from the store.
+    public func resume() {
+        halted.withLock { $0 = false }
+    }
+
+    private func insert(_ db: Database, _ records: [ChatRecord]) throws -> [Int64] {
+        guard !records.isEmpty else { return [] }
+        let statement = try DirectStatement(db, sql: """
+            INSERT INTO log (kind, threadNo, side, seq, a, b, ref, body, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        var positions: [Int64] = []
+        positions.reserveCapacity(records.count)
+        var newest: [Int64: Int64] = [:]
+        for record in records {
+            statement.bind(1, record.kind.rawValue)
+            statement.bind(2, record.threadNo)
+            statement.bind(3, record.side.rawValue)
+            statement.bind(4, record.seq)
+            statement.bind(5, record.a)
+            statement.bind(6, record.b)
+            statement.bind(7, record.ref)
+            statement.bind(8, record.body)
+            statement.bind(9, record.at)
+            try statement.run()
+            let pos = db.lastInsertedRowID
+            positions.append(pos)
+            newest[record.threadNo] = pos
+        }
+        touched.withLock { $0.merge(newest) { max($0, $1) } }
+        return positions
+    }
+
+    /// Saves the views of the threads that changed, and the position they include: every record appended
+    /// before this call. A start replays only what comes after.
+    public func checkpoint(_ snapshots: [ThreadSnapshot], completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+        writer.submit({ [self] db -> Int64 in
+            let positions = touched.withLock { taken in
+                defer { taken.removeAll(keepingCapacity: true) }
+                return taken
+            }
+            let view = try DirectStatement(db, sql: """
+                UPDATE thread SET lastSeq = ?, lastMessageAt = ?, lastPreview = ?,
+                    lastSenderId = CASE ? WHEN 0 THEN coachId WHEN 1 THEN clientId END WHERE no = ?
+                """)
+            let receipt = try DirectStatement(db, sql: """
+                INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq)
+                SELECT id, CASE ? WHEN 0 THEN coachId ELSE clientId END, ?, ? FROM thread WHERE no = ?
+                ON CONFLICT(threadId, userId) DO UPDATE SET deliveredSeq = excluded.deliveredSeq, readSeq = excluded.readSeq
+                """)
+            for snapshot in snapshots {
+                view.bind(1, snapshot.lastSeq)
+                view.bind(2, snapshot.lastMessageAt)
+                view.bind(3, snapshot.lastPreview)
+                view.bind(4, snapshot.lastSide?.rawValue)
+                view.bind(5, snapshot.no)
+                try view.run()
+                for (side, delivered, read) in [(Side.coach, snapshot.coachDelivered, snapshot.coachRead),
+                                                (Side.client, snapshot.clientDelivered, snapshot.clientRead)]
+                where delivered > 0 || read > 0 {
+                    receipt.bind(1, side.rawValue)
+                    receipt.bind(2, delivered)
+                    receipt.bind(3, read)
+                    receipt.bind(4, snapshot.no)
+                    try receipt.run()
+                }
+            }
+            let lastPos = try DirectStatement(db, sql: "UPDATE thread SET lastPos = MAX(lastPos, ?) WHERE no = ?")
+            for (no, pos) in positions {
+                lastPos.bind(1, pos)
+                lastPos.bind(2, no)
+                try lastPos.run()
+            }
+            let mark = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(pos), 0) FROM log")) ?? 0
+            try db.cachedStatement(sql: "UPDATE logCheckpoint SET pos = ? WHERE id = 1").execute(arguments: [mark])
+            return mark
+        }, completion: completion)
+    }
+
+    /// The message with this seq, read after every append made before this call (a retry's original).
+    public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
+        writer.submit({ db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM log WHERE threadNo = ? AND seq = ? AND kind = 0"),
+                             arguments: [threadNo, seq]).map(ChatLog.record)
+        }, completion: completion)
+    }
+
+    /// The thread's newest `limit` messages as (side, client_message_id, seq), read after every append made
+    /// before this call (a cold thread's idempotency window).
+    public func recentSends(threadNo: Int64, limit: Int,
+                            completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void) {
+        writer.submit({ db in
+            try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT side, ref, seq FROM log WHERE threadNo = ? AND kind = 0 ORDER BY seq DESC LIMIT ?
+                """), arguments: [threadNo, limit]).map { row in
+                SentKey(side: Side(rawValue: row["side"]) ?? .client, clientMessageID: row["ref"] ?? "", seq: row["seq"])
+            }
+        }, completion: completion)
+    }
+
+    /// A client picks their first coach: the link, the thread if the pair has none, and a `link` record, in
+    /// one transaction. Throws `AccountStoreError` as `AccountStore.createLink` does.
+    public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
+                           completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void) {
+        linkChange(now: now, { db in
+            let link = try AccountStore.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
+            return (link, [link.threadId])
+        }, completion: completion)
+    }
+
+    /// An admin decides a coach change. Approved, every thread between the client and the old or the new
+    /// coach gets a `link` record (the old one inactive, the new one active).
+    public func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
+                             completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void) {
+        linkChange(now: now, { db in
+            let (request, previous) = try AccountStore.decideChangeRequest(
+                db, id: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
+            guard approve else { return (request, []) }
+            let coaches = Set([previous, request.toCoachId].compactMap { $0 })
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM thread WHERE clientId = ? ORDER BY createdAt, no",
+                                          arguments: [request.clientId])
+            let threads = try ChatLog.threads(db, ids: ids).filter { coaches.contains($0.coachID) }
+            return (request, threads.map(\.id))
+        }, completion: completion)
+    }
+
+    /// Runs a link change (`change` makes links and threads and returns the threads whose link state changed)
+    /// and appends a `link` record for each of those threads, in one transaction.
+    func linkChange<Value: Sendable>(
+        now: Int64, _ change: @escaping @Sendable (Database) throws -> (Value, [String]),
+        completion: @escaping @Sendable (Result<LinkOutcome<Value>, any Error>) -> Void
+    ) {
+        writer.submit({ [self] db -> LinkOutcome<Value> in
+            let (value, threadIDs) = try change(db)
+            let rows = try ChatLog.threads(db, ids: threadIDs)
+            var records: [ChatRecord] = []
+            for row in rows {
+                let seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(seq), 0) FROM log WHERE threadNo = ?"),
+                                             arguments: [row.no]) ?? 0
+                records.append(ChatRecord(kind: .link, threadNo: row.no, side: .client, seq: seq, a: row.active ? 1 : 0, at: now))
+            }
+            let positions = try insert(db, records)
+            for index in records.indices { records[index].pos = positions[index] }
+            return LinkOutcome(value: value, records: records, threads: rows, names: try ChatLog.names(db, of: rows))
+        }, completion: completion)
+    }
+
+    /// Records when the user was last seen (unix seconds).
+    public func setLastSeen(userID: String, at: Int64) {
+        writer.submit({ db in
+            try db.cachedStatement(sql: #"UPDATE "user" SET lastSeenAt = ? WHERE id = ?"#).execute(arguments: [at, userID])
+        }, completion: { _ in })
+    }
+
+    // MARK: - Reads (reader pool; blocking, never on the loop)
+
+    /// Everything a start needs (see `LoadedChat`).
+    public func load() throws -> LoadedChat {
+        try store.writer.read { db in
+            let threads = try ChatLog.threads(db, ids: nil)
+            let mark = try Row.fetchOne(db, sql: "SELECT pos, resumeFloor FROM logCheckpoint WHERE id = 1")
+            let checkpoint: Int64 = mark?["pos"] ?? 0
+            let tail = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE pos > ? AND kind >= 0 ORDER BY pos",
+                                        arguments: [checkpoint]).map(ChatLog.record)
+            return LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
+                              resumeFloor: mark?["resumeFloor"] ?? 0)
+        }
+    }
+
+    /// These threads as they stand (for threads made outside the log, such as provisioned ones).
+    public func threads(ids: [String]) throws -> (threads: [ThreadRow], names: [String: String]) {
+        try store.writer.read { db in
+            let rows = try ChatLog.threads(db, ids: ids)
+            return (rows, try ChatLog.names(db, of: rows))
+        }
+    }
+
+    /// Records of these threads after `pos`, in log order, at most `limit`.
+    public func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0, !threadNos.isEmpty else { return [] }
+        return try store.writer.read { db in
+            var found: [ChatRecord] = []
+            // Seq never decreases along a thread, so the index holds each thread's records in log order; the
+            // position test reads only the index.
+            let statement = try db.cachedStatement(sql: """
+                SELECT * FROM log WHERE threadNo = ? AND pos > ? ORDER BY seq, pos LIMIT ?
+                """)
+            for no in threadNos {
+                found += try Row.fetchAll(statement, arguments: [no, pos, limit]).map(ChatLog.record)
+            }
+            found.sort { $0.pos < $1.pos }
+            return Array(found.prefix(limit))
+        }
+    }
+
+    /// Messages of the thread with seq < `beforeSeq` (nil: from the newest), newest first, at most `limit`.
+    public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0 else { return [] }
+        return try store.writer.read { db in
+            try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT * FROM log WHERE threadNo = ? AND seq < ? AND kind = 0 ORDER BY seq DESC LIMIT ?
+                """), arguments: [threadNo, beforeSeq ?? Int64.max, limit]).map(ChatLog.record)
+        }
+    }
+
+    /// The user's last-seen time, if recorded.
+    public func lastSeen(userIDs: [String]) throws -> [String: Int64] {
+        guard !userIDs.isEmpty else { return [:] }
+        return try store.writer.read { db in
+            var seen: [String: Int64] = [:]
+            let statement = try db.cachedStatement(sql: #"SELECT lastSeenAt FROM "user" WHERE id = ?"#)
+            for id in userIDs {
+                if let at = try Int64.fetchOne(statement, arguments: [id]) { seen[id] = at }
+            }
+            return seen
+        }
+    }
+
+    // MARK: - Rows
+
+    static func record(_ row: Row) -> ChatRecord {
+        ChatRecord(pos: row["pos"], kind: ChatRecord.Kind(rawValue: row["kind"]) ?? .message, threadNo: row["threadNo"],
+                   side: Side(rawValue: row["side"]) ?? .client, seq: row["seq"], a: row["a"], b: row["b"], ref: row["ref"],
+                   body: row["body"], at: row["at"])
+    }
+
+    /// Threads with their views; all of them when `ids` is nil.
+    static func threads(_ db: Database, ids: [String]?) throws -> [ThreadRow] {
+        let select = """
+            SELECT t.*, l.clientId IS NOT NULL AS active,
+                   COALESCE(rc.deliveredSeq, 0) AS cd, COALESCE(rc.readSeq, 0) AS cr,
+                   COALESCE(rk.deliveredSeq, 0) AS kd, COALESCE(rk.readSeq, 0) AS kr
+            FROM thread t
+            LEFT JOIN coachClientLink l ON l.clientId = t.clientId AND l.coachId = t.coachId
+            LEFT JOIN receipt rc ON rc.threadId = t.id AND rc.userId = t.coachId
+            LEFT JOIN receipt rk ON rk.threadId = t.id AND rk.userId = t.clientId
+            """
+        let rows: [Row]
+        if let ids {
+            let statement = try db.cachedStatement(sql: select + " WHERE t.id = ?")
+            rows = try ids.compactMap { try Row.fetchOne(statement, arguments: [$0]) }
+        } else {
+            rows = try Row.fetchAll(db, sql: select + " ORDER BY t.createdAt, t.no")
+        }
+        return rows.map { row in
+            let coachID: String = row["coachId"]
+            let lastSender: String? = row["lastSenderId"]
+            return ThreadRow(
+                id: row["id"], no: row["no"], coachID: coachID, clientID: row["clientId"], createdAt: row["createdAt"],
+                active: row["active"], lastSeq: row["lastSeq"], lastMessageAt: row["lastMessageAt"],
+                lastPreview: row["lastPreview"], lastSide: lastSender.map { $0 == coachID ? .coach : .client },
+                lastPos: row["lastPos"], coach: .init(delivered: row["cd"], read: row["cr"]),
+                client: .init(delivered: row["kd"], read: row["kr"]))
+        }
+    }
+
+    static func names(_ db: Database, of threads: [ThreadRow]) throws -> [String: String] {
+        var names: [String: String] = [:]
+        let statement = try db.cachedStatement(sql: #"SELECT fullName FROM "user" WHERE id = ?"#)
+        for user in Set(threads.flatMap { [$0.coachID, $0.clientID] }) {
+            if let name = try String.fetchOne(statement, arguments: [user]) { names[user] = name }
+        }
+        return names
+    }
+}
+
+/// One send in a thread's idempotency window.
+public struct SentKey: Sendable, Equatable {
+    public let side: Side
+    public let clientMessageID: String
+    public let seq: Int64
+}
