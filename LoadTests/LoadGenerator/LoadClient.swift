@@ -6,10 +6,12 @@ import LoadSupport
 /// One signed-in user's socket on `/v1/ws`, on the runner's loop. Loop thread only.
 ///
 /// connect → upgrade (token in the query) → `hello` (its cursor starts the
-/// consecutive-cursor check) → open. After a drop it reconnects and sends
-/// `resume` from the last cursor it processed; until the reply arrives,
-/// events that do not continue the cursor exactly are the overlap between
-/// live delivery and the replay and are discarded (counted).
+/// cursor check: every logged event's cursor, a position in the server's
+/// log, must be higher than the one before) → open. After a drop it
+/// reconnects with the last cursor it processed in the URL (`&cursor=`), so
+/// the server replays what was missed before anything live; `live` ends the
+/// replay. Gaps show in the per-thread `seq` checks, not in cursors, which
+/// are not consecutive per user.
 final class LoadClient {
     enum State { case idle, connecting, upgrading, waitingHello, open, failed, closed }
 
@@ -35,6 +37,8 @@ final class LoadClient {
     private(set) var lastCursor: Int64 = -1
     /// A `resume` is outstanding.
     private(set) var resuming = false
+    /// Logged events received since the `hello` of a reconnect (the replay).
+    private var replayedSinceHello = 0
     private(set) var connects = 0
     /// Threads this user takes part in (runner indexes).
     var threads: [Int] = []
@@ -93,7 +97,8 @@ final class LoadClient {
         tcp.onRead = { [unowned self] bytes in didRead(bytes) }
         tcp.onEnd = { [unowned self] error in peerEnded(error) }
         tcp.onClose = { [unowned self, weak tcp] in didClose(tcp) }
-        let request = "GET /v1/ws?access_token=\(token) HTTP/1.1\r\n"
+        let resumeFrom = lastCursor >= 0 ? "&cursor=\(lastCursor)" : ""
+        let request = "GET /v1/ws?access_token=\(token)\(resumeFrom) HTTP/1.1\r\n"
             + "Host: \(runner.config.hostHeader)\r\n"
             + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: spotter.v1\r\n\r\n"
@@ -212,24 +217,30 @@ final class LoadClient {
             runner.connectSettled(self, failure: nil)
             if reconnecting {
                 resuming = true
-                sendCommand("{\"id\":\"s\(nextCommandID())\",\"type\":\"resume\",\"cursor\":\(lastCursor)}")
+                replayedSinceHello = 0
             }
             return
         }
-        if first == UInt8(ascii: "l") { return }  // live: the resume reply follows
-        // A logged event: message, unread or receipt.
-        if resuming {
-            guard cursor == lastCursor + 1 else { return runner.noteOverlap() }
-        } else if cursor <= lastCursor {
-            return runner.cursorDuplicate()
-        } else if cursor > lastCursor + 1 {
-            runner.cursorGap(Int(cursor - lastCursor - 1))
+        if first == UInt8(ascii: "l") {  // live: the replay asked for in the URL is complete
+            if resuming {
+                resuming = false
+                runner.resumed(self, replayed: replayedSinceHello)
+                // Sends that lost their reply in the drop go again with the same client_message_id.
+                for number in pending.keys.sorted() { if let frame = pending[number]?.frame { sendFrame(frame) } }
+            }
+            return
         }
+        // A logged event: message, unread or receipt.
+        guard cursor > lastCursor else { return runner.cursorDuplicate() }
+        if resuming { replayedSinceHello += 1 }
         lastCursor = cursor
         if first == UInt8(ascii: "m") {
             handleMessage(scan)
         } else if first == UInt8(ascii: "u") {
             lastTotalUnread = scan.int(Key.totalUnread)
+        }
+        if first == UInt8(ascii: "m"), let total = scan.int(Key.totalUnread) {
+            lastTotalUnread = total  // a message carries the reader's badge too
         }
     }
 
@@ -270,12 +281,6 @@ final class LoadClient {
         case UInt8(ascii: "t"):
             if ok { runner.threadsAnswered(by: self, totalUnread: scan.int(Key.totalUnread), scan: scan) }
             else { runner.commandFailed(errorCode ?? "threads failed") }
-        case UInt8(ascii: "s"):
-            resuming = false
-            if !ok { runner.commandFailed("resume: " + (errorCode ?? "?")) }
-            runner.resumed(self, replayed: Int(scan.int(Key.replayed) ?? 0))
-            // Sends that lost their reply in the drop go again with the same client_message_id.
-            for number in pending.keys.sorted() { if let frame = pending[number]?.frame { sendFrame(frame) } }
         default:
             runner.protocolError("reply with a foreign id")
         }
