@@ -126,8 +126,7 @@ public final class Server: @unchecked Sendable {
     public func run() {
         loop.run()
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
-        hub.checkpoint()
-        hub.flush()
+        hub.checkpointBeforeStop()
         chatLog.writer.stop()
         loop.closeAllHandles()
         logger.info("stopped")

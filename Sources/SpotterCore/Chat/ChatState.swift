@@ -142,12 +142,17 @@ public final class ChatState {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.kind {
         case .message:
-            thread.lastSeq = max(thread.lastSeq, record.seq)
-            thread.lastMessageAt = record.at
-            thread.lastSide = record.side
-            thread.lastPreview = ChatState.preview(kind: MessageKind(rawValue: record.a) ?? .text, body: record.body ?? "")
+            // Applying is monotone (a record older than what the state holds changes nothing it should not), so
+            // a restart may replay records a checkpoint already includes.
+            if record.seq >= thread.lastSeq {
+                thread.lastSeq = record.seq
+                thread.lastMessageAt = record.at
+                thread.lastSide = record.side
+                thread.setLast(kind: MessageKind(rawValue: record.a) ?? .text, body: record.body ?? "")
+            }
             // Writing marks the thread read (and received) for the writer.
-            thread.setPositions(record.side, delivered: record.seq, read: record.seq)
+            thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
+                                read: max(thread.readSeq(record.side), record.seq))
             if let ref = record.ref { thread.recent?.add(RecentSends.key(record.side, ref), seq: record.seq) }
         case .receipt:
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.a),
@@ -164,6 +169,11 @@ public final class ChatState {
         guard let thread = threadsByNo[record.threadNo] else { return }
         thread.lastPos = max(thread.lastPos, record.pos)
         thread.committedSeq = max(thread.committedSeq, record.seq)
+    }
+
+    /// Marks a thread for the next checkpoint again (its last one did not stick).
+    public func markDirty(no: Int64) {
+        if let thread = threadsByNo[no] { markDirty(thread) }
     }
 
     private func markDirty(_ thread: ChatThread) {

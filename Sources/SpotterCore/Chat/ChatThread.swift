@@ -17,7 +17,18 @@ public final class ChatThread {
     /// The last seq whose record is durable: what lists and badges show.
     public internal(set) var committedSeq: Int64 = 0
     public internal(set) var lastMessageAt: Int64?
-    public internal(set) var lastPreview: String?
+    /// What the conversation list shows, computed when asked (not on every send).
+    public var lastPreview: String? {
+        if let preview { return preview }
+        guard let lastKind, let lastBody else { return nil }
+        let made = ChatState.preview(kind: lastKind, body: lastBody)
+        preview = made
+        self.lastBody = nil  // the preview is all that is kept of it
+        return made
+    }
+    private var preview: String?
+    private var lastKind: MessageKind?
+    private var lastBody: String?
     public internal(set) var lastSide: Side?
     /// Position of the newest durable record of the thread.
     public internal(set) var lastPos: Int64 = 0
@@ -57,6 +68,12 @@ public final class ChatThread {
     /// Whether the idempotency window is loaded.
     public var isWarm: Bool { recent != nil }
 
+    func setLast(kind: MessageKind, body: String) {
+        lastKind = kind
+        lastBody = body
+        preview = nil
+    }
+
     func setPositions(_ side: Side, delivered newDelivered: Int64, read newRead: Int64) {
         delivered[Int(side.rawValue)] = newDelivered
         read[Int(side.rawValue)] = newRead
@@ -68,7 +85,7 @@ public final class ChatThread {
         self.lastSeq = lastSeq
         committedSeq = lastSeq
         self.lastMessageAt = lastMessageAt
-        self.lastPreview = lastPreview
+        preview = lastPreview
         self.lastSide = lastSide
         self.lastPos = lastPos
         delivered = [coach.delivered, client.delivered]

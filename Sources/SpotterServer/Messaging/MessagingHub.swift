@@ -133,14 +133,55 @@ final class MessagingHub {
         "{\"cursor\":\(cursor)," + payload.dropFirst()
     }
 
-    /// Saves the views that changed since the last checkpoint (every second).
+    /// Whether a checkpoint's parts are still being written.
+    private var checkpointing = false
+    /// Threads per checkpoint part: a part holds the appends behind it for a few milliseconds at most.
+    static let checkpointPart = 256
+
+    /// Saves the views that changed since the last checkpoint (every second),
+    /// in parts, each handed to the log when the one before it is written.
     func checkpoint() {
+        guard !checkpointing, !reloading else { return }
         let snapshots = state.takeDirty()
-        guard !snapshots.isEmpty, !reloading else { return }
-        flush()  // the checkpoint must come after every record it includes
-        log.checkpoint(snapshots) { [logger = server.logger] result in
-            if case .failure(let error) = result { logger.error("checkpoint failed", metadata: ["error": "\(error)"]) }
+        guard !snapshots.isEmpty else { return }
+        checkpointing = true
+        flush()  // the snapshots include every record gathered so far: those go first
+        writeCheckpoint(snapshots[...], first: true)
+    }
+
+    /// At shutdown, after the loop stopped: every part at once (the writer finishes its queue before it stops).
+    func checkpointBeforeStop() {
+        guard !reloading else { return }
+        flush()
+        let snapshots = state.takeDirty()
+        var rest = snapshots[...]
+        var first = true
+        while !rest.isEmpty {
+            let part = Array(rest.prefix(MessagingHub.checkpointPart))
+            rest = rest.dropFirst(part.count)
+            log.checkpoint(part, first: first, last: rest.isEmpty) { _ in }
+            first = false
         }
+    }
+
+    private func writeCheckpoint(_ rest: ArraySlice<ThreadSnapshot>, first: Bool) {
+        let part = Array(rest.prefix(MessagingHub.checkpointPart))
+        let remaining = rest.dropFirst(part.count)
+        let loop = server.loop
+        let callback = LoopBound({ [unowned self] (result: Result<Int64, any Error>) in
+            if case .failure(let error) = result {
+                server.logger.error("checkpoint failed; the next one saves these threads", metadata: ["error": "\(error)"])
+                for snapshot in part + remaining { state.markDirty(no: snapshot.no) }
+                checkpointing = false
+                return
+            }
+            if remaining.isEmpty {
+                checkpointing = false
+            } else {
+                writeCheckpoint(remaining, first: false)
+            }
+        }, loop: loop)
+        log.checkpoint(part, first: first, last: remaining.isEmpty) { result in loop.execute { callback.value(result) } }
     }
 
     // MARK: - Sends

@@ -79,8 +79,8 @@ public final class ChatLog: Sendable {
     public let writer: StoreWriter
     /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
     private let halted = Mutex(false)
-    /// Threads appended to since the last checkpoint, with their newest position (writer thread only).
-    private let touched = Mutex<[Int64: Int64]>([:])
+    /// The position the checkpoint being written includes (set by its first part, saved by its last).
+    private let checkpointMark = Mutex<Int64>(0)
 
     public init(store: Store, writer: StoreWriter) {
         self.store = store
@@ -117,7 +117,6 @@ public final class ChatLog: Sendable {
             """)
         var positions: [Int64] = []
         positions.reserveCapacity(records.count)
-        var newest: [Int64: Int64] = [:]
         for record in records {
             statement.bind(1, record.kind.rawValue)
             statement.bind(2, record.threadNo)
@@ -129,21 +128,22 @@ public final class ChatLog: Sendable {
             statement.bind(8, record.body)
             statement.bind(9, record.at)
             try statement.run()
-            let pos = db.lastInsertedRowID
-            positions.append(pos)
-            newest[record.threadNo] = pos
+            positions.append(db.lastInsertedRowID)
         }
-        touched.withLock { $0.merge(newest) { max($0, $1) } }
         return positions
     }
 
-    /// Saves the views of the threads that changed, and the position they include: every record appended
-    /// before this call. A start replays only what comes after.
-    public func checkpoint(_ snapshots: [ThreadSnapshot], completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+    /// Saves views of threads that changed, in parts so that no single writer job holds the appends up for
+    /// long. The first part (`first`) notes the position the snapshots include (every record appended before
+    /// it: the caller hands the parts over after its appends); the last part (`last`) saves that position as
+    /// the mark a start replays after. A crash between parts leaves the old mark: the replay then covers
+    /// records some saved views include already, which `ChatState.apply` allows (it is monotone).
+    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
+                           completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
         writer.submit({ [self] db -> Int64 in
-            let positions = touched.withLock { taken in
-                defer { taken.removeAll(keepingCapacity: true) }
-                return taken
+            if first {
+                let mark = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(pos), 0) FROM log")) ?? 0
+                checkpointMark.withLock { $0 = mark }
             }
             let view = try DirectStatement(db, sql: """
                 UPDATE thread SET lastSeq = ?, lastMessageAt = ?, lastPreview = ?,
@@ -171,14 +171,10 @@ public final class ChatLog: Sendable {
                     try receipt.run()
                 }
             }
-            let lastPos = try DirectStatement(db, sql: "UPDATE thread SET lastPos = MAX(lastPos, ?) WHERE no = ?")
-            for (no, pos) in positions {
-                lastPos.bind(1, pos)
-                lastPos.bind(2, no)
-                try lastPos.run()
+            let mark = checkpointMark.withLock { $0 }
+            if last {
+                try db.cachedStatement(sql: "UPDATE logCheckpoint SET pos = MAX(pos, ?) WHERE id = 1").execute(arguments: [mark])
             }
-            let mark = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(pos), 0) FROM log")) ?? 0
-            try db.cachedStatement(sql: "UPDATE logCheckpoint SET pos = ? WHERE id = 1").execute(arguments: [mark])
             return mark
         }, completion: completion)
     }
@@ -334,6 +330,7 @@ public final class ChatLog: Sendable {
     static func threads(_ db: Database, ids: [String]?) throws -> [ThreadRow] {
         let select = """
             SELECT t.*, l.clientId IS NOT NULL AS active,
+                   COALESCE((SELECT pos FROM log WHERE threadNo = t.no ORDER BY seq DESC, pos DESC LIMIT 1), 0) AS lastPos,
                    COALESCE(rc.deliveredSeq, 0) AS cd, COALESCE(rc.readSeq, 0) AS cr,
                    COALESCE(rk.deliveredSeq, 0) AS kd, COALESCE(rk.readSeq, 0) AS kr
             FROM thread t

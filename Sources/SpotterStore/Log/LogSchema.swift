@@ -37,7 +37,6 @@ enum LogSchema {
             CREATE TRIGGER thread_number AFTER INSERT ON thread WHEN NEW.no IS NULL BEGIN
                 UPDATE thread SET no = (SELECT COALESCE(MAX(no), 0) + 1 FROM thread) WHERE rowid = NEW.rowid;
             END;
-            ALTER TABLE thread ADD COLUMN lastPos INTEGER NOT NULL DEFAULT 0;
 
             CREATE TABLE logCheckpoint (
                 id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -62,7 +61,6 @@ enum LogSchema {
                    m.clientMessageId, m.body, m.createdAt
             FROM message m JOIN thread t ON t.id = m.threadId
             ORDER BY t.no, m.seq;
-            UPDATE thread SET lastPos = COALESCE((SELECT MAX(pos) FROM log WHERE threadNo = thread.no), 0);
             """)
         let last = try Int64.fetchOne(db, sql: "SELECT MAX(pos) FROM log") ?? 0
         let floor = max(last, oldCursor)
