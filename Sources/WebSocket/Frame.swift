@@ -61,7 +61,9 @@ public enum FrameEncoder {
         to buffer: inout [UInt8]
     ) {
         let count = payload.count
-        buffer.reserveCapacity(buffer.count + headerSize(payloadCount: count, masked: maskingKey != nil) + count)
+        // Grow geometrically: reserving exactly what this frame needs would copy a large backlog on every append.
+        let needed = buffer.count + headerSize(payloadCount: count, masked: maskingKey != nil) + count
+        if buffer.capacity < needed { buffer.reserveCapacity(max(needed, buffer.capacity * 2)) }
         buffer.append((fin ? 0x80 : 0) | opcode.rawValue)
         let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
         if count < 126 {

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import SpotterCore
+import SpotterStore
 import TestSupport
 
 @Suite("Accounts API", .serialized)
@@ -36,6 +38,29 @@ struct AccountsAPITests {
         #expect(duplicate.errorCode == "email_taken")
         #expect(duplicate.errorField == "email")
         #expect(duplicate.errorMessage?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
+    }
+
+    @Test func theProvisioningEndpointExistsOnlyWhenTheServerIsStartedForLoadTests() throws {
+        let off = try TestServer { $0.loadTestProvisioning = false }
+        defer { off.stop() }
+        #expect(try APIClient(port: off.port).call("POST", "/v1/admin/provision", ["coaches": 1]).status == 404)
+        let on = try TestServer()  // tests start with it on
+        defer { on.stop() }
+        #expect(try APIClient(port: on.port).call("POST", "/v1/admin/provision", ["coaches": 1]).status == 401)
+    }
+
+    @Test func signInReplacesAHashMadeWithWeakerParameters() throws {
+        let server = try TestServer()  // hashes at logN 10
+        defer { server.stop() }
+        let accounts = AccountStore(server.store)
+        try accounts.createUser(id: "old", role: "client", fullName: "Old", email: "old@example.com", phone: nil,
+                                passwordHash: PasswordHasher(logN: 8).hash("secret1"), now: 0)
+        let api = APIClient(port: server.port)
+        #expect(try api.call("POST", "/v1/auth/signin", ["email": "old@example.com", "password": "secret1"]).status == 200)
+        let stored = try #require(try accounts.user(id: "old")?.passwordHash)
+        #expect(stored.hasPrefix("$scrypt$ln=10,"), "\(stored)")
+        // The new hash still takes the same password.
+        #expect(try api.call("POST", "/v1/auth/signin", ["email": "old@example.com", "password": "secret1"]).status == 200)
     }
 
     @Test(arguments: [

@@ -45,6 +45,10 @@ extension API {
                 let user = try services.accounts.user(email: email)
                 let valid = services.hasher.verify(password, encoded: user?.passwordHash ?? API.decoyHash)
                 guard let user, valid else { throw APIError(.invalidCredentials) }
+                // A hash made with weaker parameters than today's is replaced while the password is at hand.
+                if let stored = user.passwordHash, services.hasher.needsRehash(stored) {
+                    try services.accounts.updatePasswordHash(userID: user.id, hash: services.hasher.hash(password))
+                }
                 return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: unixNow())
             }
         }, then: { [self] result in

@@ -50,6 +50,13 @@ public struct AccountStore: Sendable {
         try fetchUser(column: "email", value: email)
     }
 
+    /// Replaces the stored password hash (a sign-in re-hashing with stronger parameters).
+    public func updatePasswordHash(userID: String, hash: String) throws {
+        try writer.write { db in
+            try db.execute(sql: #"UPDATE "user" SET passwordHash = ? WHERE id = ?"#, arguments: [hash, userID])
+        }
+    }
+
     /// The user with this E.164 phone number.
     public func user(phone: String) throws -> UserRecord? {
         try fetchUser(column: "phone", value: phone)
