@@ -45,3 +45,81 @@ struct SocketCommandTests {
         #expect(failure(#"{"id":"a","type":"history","thread_id":7}"#) == .init(id: "a", error: APIError(.badRequest, field: "thread_id")))
     }
 }
+
+/// The fast path accepts only frames the general path decodes to the same command.
+@Suite("SocketCommand: the fast path agrees with JSONDecoder")
+struct FlatCommandTests {
+    static let frames: [String] = [
+        #"{"id":"1","type":"message.send","thread_id":"t","client_message_id":"m1","text":"مرحبا 👋 coach"}"#,
+        #" { "id" : "1" , "type" : "message.send" , "text" : "hi" } "#,
+        #"{"id":"1","type":"message.send","thread_id":"t","client_message_id":"m1","kind":"text","text":"x"}"#,
+        #"{"type":"thread.read","thread_id":"t","seq":42,"id":"r"}"#,
+        #"{"id":"r","type":"receipt.delivered","thread_id":"t","seq":0}"#,
+        #"{"id":"r","type":"receipt.delivered","thread_id":"t","seq":-3}"#,
+        #"{"id":"r","type":"receipt.delivered","thread_id":"t","seq":9223372036854775807}"#,
+        #"{"id":"t","type":"typing","thread_id":"t"}"#,
+        #"{"id":"","type":"typing","thread_id":"t"}"#,
+        #"{"id":"t","type":"typing","thread_id":"t","extra":"x"}"#,
+        #"{"id":"t","type":"typing","thread_id":7}"#,
+        #"{"id":"t","type":"typing","thread_id":"a\"b"}"#,
+        #"{"id":"t","type":"typing","thread_id":"t","thread_id":"u"}"#,
+        #"{"id":"r","type":"thread.read","thread_id":"t","seq":1.5}"#,
+        #"{"id":"r","type":"thread.read","thread_id":"t","seq":01}"#,
+        #"{"id":"r","type":"thread.read","thread_id":"t","seq":99999999999999999999}"#,
+        #"{"id":"r","type":"thread.read","thread_id":"t","seq":"3"}"#,
+        #"{"id":"1","type":"message.send","thread_id":"t","client_message_id":"m1","kind":"meal_log","meal":{"name":"x"}}"#,
+        #"{"id":"1","type":"threads"}"#,
+        #"{"id":"1","type":"message.send",}"#,
+        #"{"id":"1","type":"message.send"} x"#,
+        #"{"id":"1","type":"message.send""#,
+        #"[]"#,
+        String(repeating: "x", count: 3),
+        #"{"id":"\#(String(repeating: "i", count: 65))","type":"typing","thread_id":"t"}"#,
+    ]
+
+    @Test(arguments: frames)
+    func agrees(_ frame: String) throws {
+        let bytes = Array(frame.utf8)
+        guard let fast = FlatCommand.decode(bytes) else { return }  // the general path decides
+        guard case .success(let general) = SocketCommand.decodeGenerally(bytes) else {
+            Issue.record("the fast path accepted what the general one refuses: \(frame)")
+            return
+        }
+        #expect(fast.id == general.id && fast.command == general.command, "\(frame)")
+    }
+
+    @Test func theHotCommandsTakeTheFastPath() {
+        for frame in Self.frames.prefix(8) {
+            #expect(FlatCommand.decode(Array(frame.utf8)) != nil, "\(frame)")
+        }
+        for frame in Self.frames.dropFirst(8) {
+            #expect(FlatCommand.decode(Array(frame.utf8)) == nil, "\(frame)")
+        }
+    }
+
+    /// Random flat frames from a small alphabet of keys and values: whenever the fast path answers, it agrees.
+    @Test func randomFramesAgree() {
+        var generator = SystemRandomNumberGenerator()
+        let keys = ["id", "type", "thread_id", "client_message_id", "kind", "text", "seq", "meal", "x"]
+        let values = [#""1""#, #""message.send""#, #""thread.read""#, #""typing""#, #""receipt.delivered""#, "7", "-1", "0",
+                      #""""#, #""ب""#, "1e3", #""a\nb""#, "{}", "null", "true"]
+        var accepted = 0
+        for _ in 0..<3000 {
+            let count = Int.random(in: 1...6, using: &generator)
+            var parts = [#""id":"r""#]
+            for _ in 0..<count {
+                parts.append("\"\(keys.randomElement(using: &generator)!)\":\(values.randomElement(using: &generator)!)")
+            }
+            let frame = "{" + parts.shuffled(using: &generator).joined(separator: ",") + "}"
+            let bytes = Array(frame.utf8)
+            guard let fast = FlatCommand.decode(bytes) else { continue }
+            accepted += 1
+            guard case .success(let general) = SocketCommand.decodeGenerally(bytes) else {
+                Issue.record("accepted what the general path refuses: \(frame)")
+                continue
+            }
+            #expect(fast.id == general.id && fast.command == general.command, "\(frame)")
+        }
+        #expect(accepted > 10)  // the comparison above ran for real
+    }
+}

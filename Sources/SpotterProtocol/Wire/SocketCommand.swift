@@ -23,6 +23,12 @@ public enum SocketCommand: Equatable, Sendable {
 
     /// The command, or the error to reply with and the id to reply to (nil when the id itself is unusable).
     public static func decode(_ bytes: [UInt8]) -> Result<(id: String, command: SocketCommand), DecodeFailure> {
+        if let fast = FlatCommand.decode(bytes) { return .success(fast) }
+        return decodeGenerally(bytes)
+    }
+
+    /// Every frame through `JSONDecoder` (the fast path's reference).
+    static func decodeGenerally(_ bytes: [UInt8]) -> Result<(id: String, command: SocketCommand), DecodeFailure> {
         let envelope: Envelope
         do {
             envelope = try JSONDecoder().decode(Envelope.self, from: Data(bytes))
