@@ -18,6 +18,8 @@ public final class ChatState {
     /// Display names of participants (for `thread` events and lists).
     public private(set) var names: [String: String] = [:]
     private var dirty: [ChatThread] = []
+    /// Threads whose idempotency window is in memory (what `dropIdleWindows` looks at).
+    private var warm: [Int64: ChatThread] = [:]
 
     public init() {}
 
@@ -196,6 +198,7 @@ public final class ChatState {
         }
         thread.recent = recent
         thread.recentUsedAt = nowMilliseconds
+        warm[thread.no] = thread
     }
 
     /// Drops the windows not used for `idleMilliseconds`; returns how many.
@@ -203,15 +206,16 @@ public final class ChatState {
     @discardableResult
     public func dropIdleWindows(nowMilliseconds: UInt64, idleMilliseconds: UInt64) -> Int {
         var dropped = 0
-        for thread in threadsByID.values where thread.recent != nil && nowMilliseconds &- thread.recentUsedAt >= idleMilliseconds {
+        for (no, thread) in warm where nowMilliseconds &- thread.recentUsedAt >= idleMilliseconds {
             thread.recent = nil
+            warm[no] = nil
             dropped += 1
         }
         return dropped
     }
 
     /// Threads whose window is in memory.
-    public var warmThreads: Int { threadsByID.values.reduce(0) { $0 + ($1.recent == nil ? 0 : 1) } }
+    public var warmThreads: Int { warm.count }
 
     // MARK: - Checkpoints
 

@@ -359,6 +359,13 @@ public final class ChatLog: Sendable {
 
     static func names(_ db: Database, of threads: [ThreadRow]) throws -> [String: String] {
         var names: [String: String] = [:]
+        if threads.count > 1000 {
+            // At start: one pass over the users beats a lookup per participant.
+            for row in try Row.fetchAll(db, sql: #"SELECT id, fullName FROM "user" WHERE fullName IS NOT NULL"#) {
+                names[row["id"]] = row["fullName"]
+            }
+            return names
+        }
         let statement = try db.cachedStatement(sql: #"SELECT fullName FROM "user" WHERE id = ?"#)
         for user in Set(threads.flatMap { [$0.coachID, $0.clientID] }) {
             if let name = try String.fetchOne(statement, arguments: [user]) { names[user] = name }
