@@ -1,0 +1,122 @@
+import Synchronization
+import SpotterCore
+
+/// The log in memory: the same contract as the SQLite engine (`ChatLogEngine`), nothing durable. For tests
+/// of the messaging rules around a store, and as the reference the conformance suite holds SQLite to.
+public final class MemoryChatLog: ChatLogEngine {
+    private struct State {
+        var records: [ChatRecord] = []
+        var threads: [Int64: ThreadRow] = [:]
+        var names: [String: String] = [:]
+        var mark: Int64 = 0
+        var pendingMark: Int64 = 0
+        var halted = false
+        /// The next append fails (for tests of the halt).
+        var failNext = false
+    }
+    private let state = Mutex(State())
+
+    /// `threads`: the threads the log knows (their views as a start would find them).
+    public init(threads: [ThreadRow], names: [String: String] = [:]) {
+        state.withLock { state in
+            for thread in threads { state.threads[thread.no] = thread }
+            state.names = names
+        }
+    }
+
+    /// Makes the next append fail, as a full disk would.
+    public func failNextAppend() {
+        state.withLock { $0.failNext = true }
+    }
+
+    public func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
+        let result = state.withLock { state -> Result<[Int64], any Error> in
+            guard !state.halted else { return .failure(ChatLogError.halted) }
+            if state.failNext {
+                state.failNext = false
+                state.halted = true
+                return .failure(MemoryChatLogError.injected)
+            }
+            var positions: [Int64] = []
+            for var record in records {
+                record.pos = Int64(state.records.count) + 1
+                positions.append(record.pos)
+                state.records.append(record)
+            }
+            return .success(positions)
+        }
+        completion(result)
+    }
+
+    public func resume() {
+        state.withLock { $0.halted = false }
+    }
+
+    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
+                           completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+        let mark = state.withLock { state -> Int64 in
+            if first { state.pendingMark = Int64(state.records.count) }
+            for snapshot in snapshots {
+                guard let row = state.threads[snapshot.no] else { continue }
+                state.threads[snapshot.no] = ThreadRow(
+                    id: row.id, no: row.no, coachID: row.coachID, clientID: row.clientID, createdAt: row.createdAt,
+                    active: row.active, lastSeq: snapshot.lastSeq, lastMessageAt: snapshot.lastMessageAt,
+                    lastPreview: snapshot.lastPreview, lastSide: snapshot.lastSide, lastPos: row.lastPos,
+                    coach: .init(delivered: snapshot.coachDelivered, read: snapshot.coachRead),
+                    client: .init(delivered: snapshot.clientDelivered, read: snapshot.clientRead))
+            }
+            if last { state.mark = max(state.mark, state.pendingMark) }
+            return state.pendingMark
+        }
+        completion(.success(mark))
+    }
+
+    public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
+        let found = state.withLock { state in
+            state.records.first { $0.threadNo == threadNo && $0.seq == seq && $0.kind == .message }
+        }
+        completion(.success(found))
+    }
+
+    public func recentSends(threadNo: Int64, limit: Int, completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void) {
+        let keys = state.withLock { state in
+            state.records.reversed().filter { $0.threadNo == threadNo && $0.kind == .message }.prefix(limit).map {
+                SentKey(side: $0.side, clientMessageID: $0.ref ?? "", seq: $0.seq)
+            }
+        }
+        completion(.success(Array(keys)))
+    }
+
+    public func load() throws -> LoadedChat {
+        state.withLock { state in
+            let threads = state.threads.values.sorted { ($0.createdAt, $0.no) < ($1.createdAt, $1.no) }.map { row in
+                ThreadRow(id: row.id, no: row.no, coachID: row.coachID, clientID: row.clientID, createdAt: row.createdAt,
+                          active: row.active, lastSeq: row.lastSeq, lastMessageAt: row.lastMessageAt,
+                          lastPreview: row.lastPreview, lastSide: row.lastSide,
+                          lastPos: state.records.last { $0.threadNo == row.no }?.pos ?? 0, coach: row.coach, client: row.client)
+            }
+            return LoadedChat(threads: threads, names: state.names, tail: Array(state.records.dropFirst(Int(state.mark))),
+                              resumeFloor: 0)
+        }
+    }
+
+    public func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord] {
+        let wanted = Set(threadNos)
+        return state.withLock { state in
+            Array(state.records.dropFirst(Int(max(pos, 0))).filter { wanted.contains($0.threadNo) }.prefix(max(limit, 0)))
+        }
+    }
+
+    public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
+        state.withLock { state in
+            Array(state.records.reversed().filter {
+                $0.threadNo == threadNo && $0.kind == .message && $0.seq < (beforeSeq ?? Int64.max)
+            }.prefix(max(limit, 0)))
+        }
+    }
+}
+
+public enum MemoryChatLogError: Error {
+    /// A failure asked for with `failNextAppend()`.
+    case injected
+}

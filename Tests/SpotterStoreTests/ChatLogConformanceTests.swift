@@ -1,0 +1,125 @@
+import Foundation
+import GRDB
+import Testing
+import SpotterCore
+@testable import SpotterStore
+
+/// One engine under test: two threads — "t1" (no 1, coach "c", client "a") and "t2" (no 2, "d" and "b") —
+/// each with its `link` record at positions 1 and 2; and how to make the engine's next append fail.
+struct EngineUnderTest: Sendable, CustomTestStringConvertible {
+    let name: String
+    let engine: any ChatLogEngine
+    let breakNextAppend: @Sendable () throws -> Void
+    let repair: @Sendable () throws -> Void
+    var testDescription: String { name }
+
+    static func sqlite() throws -> EngineUnderTest {
+        let store = try Store.inMemory()
+        let writer = StoreWriter(store: store)
+        let log = ChatLog(store: store, writer: writer)
+        let accounts = AccountStore(store)
+        for (id, role) in [("c", "coach"), ("d", "coach"), ("a", "client"), ("b", "client")] {
+            try accounts.createUser(id: id, role: role, fullName: id.uppercased(), email: "\(id)@example.com", phone: nil,
+                                    passwordHash: nil, now: 0)
+        }
+        _ = try waitFor { log.createLink(clientID: "a", coachID: "c", threadID: "t1", now: 10, completion: $0) }
+        _ = try waitFor { log.createLink(clientID: "b", coachID: "d", threadID: "t2", now: 11, completion: $0) }
+        @Sendable func rename(_ from: String, _ to: String) throws {
+            _ = try waitFor { writer.submit({ db in try db.execute(sql: "ALTER TABLE \(from) RENAME TO \(to)") }, completion: $0) }
+        }
+        return EngineUnderTest(name: "SQLite", engine: log, breakNextAppend: { try rename("log", "logAway") },
+                               repair: { try rename("logAway", "log") })
+    }
+
+    static func memory() throws -> EngineUnderTest {
+        func row(_ id: String, _ no: Int64, _ coach: String, _ client: String, _ at: Int64) -> ThreadRow {
+            ThreadRow(id: id, no: no, coachID: coach, clientID: client, createdAt: at, active: true, lastSeq: 0,
+                      lastMessageAt: nil, lastPreview: nil, lastSide: nil, lastPos: 0,
+                      coach: .init(delivered: 0, read: 0), client: .init(delivered: 0, read: 0))
+        }
+        let log = MemoryChatLog(threads: [row("t1", 1, "c", "a", 10), row("t2", 2, "d", "b", 11)],
+                                names: ["a": "A", "b": "B", "c": "C", "d": "D"])
+        _ = try waitFor { log.append([ChatRecord(kind: .link, threadNo: 1, side: .client, seq: 0, a: 1, at: 10),
+                                      ChatRecord(kind: .link, threadNo: 2, side: .client, seq: 0, a: 1, at: 11)], completion: $0) }
+        return EngineUnderTest(name: "memory", engine: log, breakNextAppend: { log.failNextAppend() }, repair: {})
+    }
+}
+
+/// The contract of `ChatLogEngine`, held against every engine.
+@Suite("ChatLogEngine conformance", .serialized)
+struct ChatLogConformanceTests {
+    static func engines() throws -> [EngineUnderTest] { [try .sqlite(), try .memory()] }
+
+    func message(_ thread: Int64, _ side: Side, _ seq: Int64, _ ref: String) -> ChatRecord {
+        ChatRecord(kind: .message, threadNo: thread, side: side, seq: seq, ref: ref, body: "body \(ref)", at: 1000 + seq)
+    }
+
+    @Test(arguments: try engines())
+    func appendsGetIncreasingPositionsAndReadBackByThread(_ under: EngineUnderTest) throws {
+        let log = under.engine
+        let records = [message(1, .client, 1, "m1"), message(2, .coach, 1, "n1"), message(1, .coach, 2, "m2"),
+                       ChatRecord(kind: .receipt, threadNo: 1, side: .client, seq: 2, a: 2, b: 2, ref: "read", at: 5),
+                       message(1, .client, 3, "m3")]
+        let positions = try waitFor { log.append(records, completion: $0) }
+        #expect(positions == [3, 4, 5, 6, 7])
+        let after = try log.records(threadNos: [1, 2], after: 3, limit: 10)
+        #expect(after.map(\.pos) == [4, 5, 6, 7])
+        #expect(after[2].kind == .receipt && after[2].a == 2 && after[2].b == 2 && after[2].ref == "read")
+        #expect(after[1].body == "body m2" && after[1].side == .coach && after[1].at == 1002)
+        #expect(try log.records(threadNos: [1, 2], after: 3, limit: 2).map(\.pos) == [4, 5])
+        #expect(try log.records(threadNos: [2], after: 0, limit: 10).map(\.pos) == [2, 4])
+        #expect(try log.records(threadNos: [], after: 0, limit: 10).isEmpty)
+        // History: messages only, newest first, before a seq.
+        #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.seq) == [3, 2, 1])
+        #expect(try log.history(threadNo: 1, beforeSeq: 3, limit: 1).map(\.ref) == ["m2"])
+        // Ordered reads see every append before them.
+        #expect(try waitFor { log.message(threadNo: 1, seq: 2, completion: $0) }?.body == "body m2")
+        #expect(try waitFor { log.message(threadNo: 1, seq: 9, completion: $0) } == nil)
+        let window = try waitFor { log.recentSends(threadNo: 1, limit: 2, completion: $0) }
+        #expect(window == [SentKey(side: .client, clientMessageID: "m3", seq: 3), SentKey(side: .coach, clientMessageID: "m2", seq: 2)])
+    }
+
+    @Test(arguments: try engines())
+    func aStartLoadsTheCheckpointAndReplaysOnlyWhatCameAfter(_ under: EngineUnderTest) throws {
+        let log = under.engine
+        let state = try log.load().makeState()
+        var records = [message(1, .client, 1, "m1"), message(1, .coach, 2, "m2")]
+        for record in records { state.apply(record) }
+        let positions = try waitFor { log.append(records, completion: $0) }
+        for index in records.indices { records[index].pos = positions[index] }
+        let snapshots = state.takeDirty()
+        // Two parts: the mark is taken by the first and saved by the last.
+        _ = try waitFor { log.checkpoint(Array(snapshots.prefix(1)), first: true, last: false, completion: $0) }
+        let late = message(1, .client, 3, "m3")
+        state.apply(late)
+        _ = try waitFor { log.append([late], completion: $0) }
+        let mark = try waitFor { log.checkpoint(Array(snapshots.dropFirst()), first: false, last: true, completion: $0) }
+        #expect(mark == positions.last)
+
+        let loaded = try log.load()
+        #expect(loaded.tail.map(\.ref) == ["m3"])
+        #expect(loaded.threads.map(\.id) == ["t1", "t2"])
+        let t1 = try #require(loaded.threads.first { $0.id == "t1" })
+        #expect(t1.lastSeq == 2 && t1.lastPreview == "body m2" && t1.lastSide == .coach)
+        #expect(t1.coach.read == 2 && t1.client.read == 1)
+        #expect(t1.lastPos == 5)
+        let restarted = loaded.makeState()
+        let thread = try #require(restarted.thread(id: "t1"))
+        #expect(thread.lastSeq == 3 && thread.committedSeq == 3 && thread.readSeq(.client) == 3)
+        #expect(restarted.totalUnread("c") == 1)
+        #expect(restarted.names["a"] == "A")
+    }
+
+    @Test(arguments: try engines())
+    func aFailedAppendHaltsTheLogUntilResumed(_ under: EngineUnderTest) throws {
+        let log = under.engine
+        try under.breakNextAppend()
+        #expect(throws: (any Error).self) { try waitFor { log.append([message(1, .client, 1, "x")], completion: $0) } }
+        try under.repair()
+        // Seqs were given out after the lost record: nothing is appended until resumed.
+        #expect(throws: ChatLogError.halted) { try waitFor { log.append([message(1, .client, 2, "y")], completion: $0) } }
+        log.resume()
+        #expect(try waitFor { log.append([message(1, .client, 1, "x")], completion: $0) } == [3])
+        #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["x"])
+    }
+}
