@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import SpotterServer
 import TestSupport
+import GRDB
+import SpotterStore
 
 /// A coach and a linked client, each with a socket.
 struct ChatFixture {
@@ -251,6 +253,29 @@ struct MessagingTests {
         #expect(codes == ["ok", "ok", "ok", "rate_limited", "rate_limited"])
         Thread.sleep(forTimeInterval: 1.1)
         #expect(try client.command("threads")["ok"] as? Bool == true)
+    }
+
+    /// A failed append: its send and any after it get an error, the chat state is rebuilt from the store, and
+    /// the next send continues the thread's seq with no gap.
+    @Test func aFailedAppendIsReportedAndTheSeqStaysGapless() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let client = try chat.socket(chat.fixture.clientA.access)
+        #expect(try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "f1", "text": "one"])["seq"] as? Int == 1)
+        try chat.server.store.writer.write { db in try db.execute(sql: "ALTER TABLE log RENAME TO logAway") }
+        let failed = try client.command("message.send", ["thread_id": chat.thread, "client_message_id": "f2", "text": "two"])
+        #expect(failed["ok"] as? Bool == false)
+        try chat.server.store.writer.write { db in try db.execute(sql: "ALTER TABLE logAway RENAME TO log") }
+        // Refused while the state reloads, then accepted with the next seq after the last durable one.
+        var seq: Int?
+        for attempt in 0..<50 where seq == nil {
+            let reply = try client.command("message.send", ["thread_id": chat.thread, "client_message_id": "f3-\(attempt)", "text": "three"])
+            seq = (reply["result"] as? [String: Any])?["seq"] as? Int
+            if seq == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(seq == 2)
+        let history = try client.result("history", ["thread_id": chat.thread])
+        #expect((history["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [2, 1])
     }
 
     @Test func aCursorOlderThanTheLogIsRefused() throws {

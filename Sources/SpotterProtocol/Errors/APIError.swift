@@ -19,8 +19,8 @@ public struct APIError: Error, Sendable, Equatable {
     /// `{"error":{"code":"invalid_email","message":"…","field":"email","retry_after":42}}`.
     ///
     /// Guarantees: keys in exactly this order; `field` and `retry_after` only when set; the message is
-    /// `code.message(language)`; strings escaped per RFC 8259 (`\"`, `\\`, control characters as `\u00XX`),
-    /// other characters (Arabic included) written as UTF-8.
+    /// `code.message(language)`; strings escaped per RFC 8259 as `JSONEncoder` does (`\"`, `\\`, `\n` and the
+    /// other short escapes, other control characters as `\u00XX`), other characters (Arabic included) as UTF-8.
     public func jsonBody(_ language: Language) -> [UInt8] {
         Array(#"{"error":"#.utf8) + jsonObject(language) + [UInt8(ascii: "}")]
     }
@@ -51,28 +51,8 @@ public struct APIError: Error, Sendable, Equatable {
         out.append(contentsOf: text.utf8)
     }
 
-    /// Appends `text` as a quoted, escaped JSON string.
+    /// Appends `text` as a quoted, escaped JSON string (the one escaper: `JSONText`'s).
     static func appendJSONString(_ text: String, to out: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""):
-                out.append(UInt8(ascii: "\\"))
-                out.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"):
-                out.append(UInt8(ascii: "\\"))
-                out.append(UInt8(ascii: "\\"))
-            case 0x00..<0x20:
-                // \u00XX: bytes below 0x20 are always whole ASCII scalars in UTF-8.
-                out.append(contentsOf: Array(#"\u00"#.utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            default:
-                // Multi-byte UTF-8 sequences never contain bytes < 0x80, so copying them is safe.
-                out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONText.appendString(text, to: &out)
     }
 }

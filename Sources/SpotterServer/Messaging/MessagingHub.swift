@@ -105,10 +105,13 @@ final class MessagingHub {
             case .success(let loaded):
                 state = loaded.makeState()
                 resumeFloor = loaded.resumeFloor
-                waitingForWindow = [:]
                 log.resume()
                 reloading = false
                 server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])
+                // Sends that waited for a window decide again on the new state (every thread is cold in it).
+                let waiting = waitingForWindow
+                waitingForWindow = [:]
+                for list in waiting.values { for work in list { work() } }
             case .failure(let error):
                 server.logger.critical("chat state reload failed; retrying in 1 s", metadata: ["error": "\(error)"])
                 let timer = Timer(loop: server.loop)
