@@ -9,29 +9,8 @@ import SpotterCore
 /// carried the old tables into the log. The engine contract is `ChatLogConformanceTests`.
 @Suite("ChatLog on SQLite", .serialized)
 struct ChatLogTests {
-    let store: Store
-    let writer: StoreWriter
-    let log: ChatLog
-
-    init() throws {
-        store = try Store.inMemory()
-        writer = StoreWriter(store: store)
-        log = ChatLog(store: store, writer: writer)
-        let accounts = AccountStore(store)
-        for (id, role) in [("c", "coach"), ("d", "coach"), ("a", "client"), ("b", "client")] {
-            try accounts.createUser(id: id, role: role, fullName: id.uppercased(), email: "\(id)@example.com", phone: nil,
-                                    passwordHash: nil, now: 0)
-        }
-        _ = try wait { log.createLink(clientID: "a", coachID: "c", threadID: "t1", now: 10, completion: $0) }
-        _ = try wait { log.createLink(clientID: "b", coachID: "d", threadID: "t2", now: 11, completion: $0) }
-    }
-
-    func wait<T: Sendable>(_ call: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
-        try waitFor(call)
-    }
-
     @Test func linksAreLoggedAndThreadsNumbered() throws {
-        let loaded = try log.load()
+        let loaded = try EngineUnderTest.sqlite().engine.load()  // two links made through the log
         #expect(loaded.threads.map(\.id) == ["t1", "t2"])
         #expect(loaded.threads.map(\.no) == [1, 2])
         #expect(loaded.threads.allSatisfy { $0.active })
