@@ -230,7 +230,8 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
 
     func send(_ text: String) {
         guard let connection else { return }
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { _ = connection.sendMessage(.text, $0) }
+        var text = text
+        // Native strings are contiguous UTF-8: frame them in place, without a copy into an array first.
+        text.withUTF8 { _ = connection.sendMessage(.text, UnsafeRawBufferPointer($0)) }
     }
 }
