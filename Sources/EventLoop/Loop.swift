@@ -163,6 +163,14 @@ public final class Loop: @unchecked Sendable {
         uv_async_send(wakeup)
     }
 
+    /// A completion any thread may call: `body` runs with its value on this
+    /// loop. Create it on the loop (it holds `body`, which may capture
+    /// loop-owned state, without letting another thread touch it).
+    public func completion<Value: Sendable>(_ body: @escaping (Value) -> Void) -> @Sendable (Value) -> Void {
+        let bound = LoopBound(body, loop: self)
+        return { [self] value in execute { bound.value(value) } }
+    }
+
     private func drainInbox() {
         let jobs = inbox.withLock { jobs -> [@Sendable () -> Void] in
             defer { jobs.removeAll(keepingCapacity: true) }

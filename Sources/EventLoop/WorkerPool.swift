@@ -38,15 +38,11 @@ public final class WorkerPool {
         // The lane with the fewest jobs: equal work per job keeps them balanced.
         let lane = inLane.indices.min { inLane[$0] < inLane[$1] }!
         inLane[lane] += 1
-        let done = LoopBound({ [self] (result: Result) in
+        let done = loop.completion { [self] (result: Result) in
             inLane[lane] -= 1
             completion(result)
-        }, loop: loop)
-        let loop = self.loop
-        lanes[lane].async {
-            let result = work()
-            loop.execute { done.value(result) }
         }
+        lanes[lane].async { done(work()) }
         return true
     }
 }

@@ -65,11 +65,9 @@ final class MessagingHub {
         let batch = gathered
         gathered = []
         let records = batch.flatMap(\.records)
-        let loop = server.loop
-        let callback = LoopBound({ [unowned self] (result: Result<[Int64], any Error>) in
+        log.append(records, completion: server.loop.completion { [unowned self] (result: Result<[Int64], any Error>) in
             committed(batch, records, result)
-        }, loop: loop)
-        log.append(records) { result in loop.execute { callback.value(result) } }
+        })
     }
 
     private func committed(_ batch: [Pending], _ records: [ChatRecord], _ result: Result<[Int64], any Error>) {
@@ -144,47 +142,42 @@ final class MessagingHub {
     /// Saves the views that changed since the last checkpoint (every second),
     /// in parts, each handed to the log when the one before it is written.
     func checkpoint() {
-        guard !checkpointing, !reloading else { return }
-        let snapshots = state.takeDirty()
-        guard !snapshots.isEmpty else { return }
+        guard !checkpointing, !reloading, let parts = takeCheckpointParts() else { return }
         checkpointing = true
-        flush()  // the snapshots include every record gathered so far: those go first
-        writeCheckpoint(snapshots[...], first: true)
+        writeCheckpoint(parts, from: 0)
     }
 
     /// At shutdown, after the loop stopped: every part at once (the writer finishes its queue before it stops).
     func checkpointBeforeStop() {
-        guard !reloading else { return }
-        flush()
-        let snapshots = state.takeDirty()
-        var rest = snapshots[...]
-        var first = true
-        while !rest.isEmpty {
-            let part = Array(rest.prefix(MessagingHub.checkpointPart))
-            rest = rest.dropFirst(part.count)
-            log.checkpoint(part, first: first, last: rest.isEmpty) { _ in }
-            first = false
+        guard !reloading, let parts = takeCheckpointParts() else { return }
+        for index in parts.indices {
+            log.checkpoint(parts[index], first: index == 0, last: index == parts.count - 1) { _ in }
         }
     }
 
-    private func writeCheckpoint(_ rest: ArraySlice<ThreadSnapshot>, first: Bool) {
-        let part = Array(rest.prefix(MessagingHub.checkpointPart))
-        let remaining = rest.dropFirst(part.count)
-        let loop = server.loop
-        let callback = LoopBound({ [unowned self] (result: Result<Int64, any Error>) in
+    /// The changed threads' snapshots in parts, after handing the log every record gathered so far (the
+    /// snapshots include them, so they must be appended first); nil when nothing changed.
+    private func takeCheckpointParts() -> [[ThreadSnapshot]]? {
+        let snapshots = state.takeDirty()
+        guard !snapshots.isEmpty else { return nil }
+        flush()
+        let size = MessagingHub.checkpointPart
+        return stride(from: 0, to: snapshots.count, by: size).map { Array(snapshots[$0..<min($0 + size, snapshots.count)]) }
+    }
+
+    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int) {
+        let last = index == parts.count - 1
+        log.checkpoint(parts[index], first: index == 0, last: last, completion: server.loop.completion { [unowned self] (result: Result<Int64, any Error>) in
             if case .failure(let error) = result {
                 server.logger.error("checkpoint failed; the next one saves these threads", metadata: ["error": "\(error)"])
-                for snapshot in part + remaining { state.markDirty(no: snapshot.no) }
+                for part in parts[index...] { for snapshot in part { state.markDirty(no: snapshot.no) } }
                 checkpointing = false
-                return
-            }
-            if remaining.isEmpty {
+            } else if last {
                 checkpointing = false
             } else {
-                writeCheckpoint(remaining, first: false)
+                writeCheckpoint(parts, from: index + 1)
             }
-        }, loop: loop)
-        log.checkpoint(part, first: first, last: remaining.isEmpty) { result in loop.execute { callback.value(result) } }
+        })
     }
 
     // MARK: - Sends
@@ -234,8 +227,7 @@ final class MessagingHub {
     private func retry(_ request: SendRequest, originalSeq: Int64, reply: @escaping (Result<MessageView, APIError>) -> Void) {
         guard let thread = state.thread(id: request.threadID) else { return reply(.failure(APIError(.forbidden, field: "thread_id"))) }
         flush()
-        let loop = server.loop
-        let callback = LoopBound({ [unowned self] (result: Result<ChatRecord?, any Error>) in
+        log.message(threadNo: thread.no, seq: originalSeq, completion: server.loop.completion { [unowned self] (result: Result<ChatRecord?, any Error>) in
             switch result {
             case .success(let original?) where original.ref == request.clientMessageID
                 && original.side == thread.side(of: request.sender):
@@ -249,8 +241,7 @@ final class MessagingHub {
             case .failure(let error):
                 reply(.failure(APIError(wrapping: error)))
             }
-        }, loop: loop)
-        log.message(threadNo: thread.no, seq: originalSeq) { result in loop.execute { callback.value(result) } }
+        })
     }
 
     /// Loads a cold thread's idempotency window, then runs what waited for it, in order.
@@ -262,20 +253,18 @@ final class MessagingHub {
         }
         waitingForWindow[threadID] = [work]
         flush()
-        let loop = server.loop
-        let callback = LoopBound({ [unowned self] (result: Result<[SentKey], any Error>) in
+        log.recentSends(threadNo: thread.no, limit: ChatState.windowSize, completion: server.loop.completion { [unowned self] (result: Result<[SentKey], any Error>) in
             let waiting = waitingForWindow.removeValue(forKey: threadID) ?? []
             switch result {
             case .success(let keys):
                 state.installWindow(threadID: threadID, keys.map { ($0.side, $0.clientMessageID, $0.seq) },
-                                    nowMilliseconds: loop.nowMilliseconds)
+                                    nowMilliseconds: server.loop.nowMilliseconds)
                 for work in waiting { work() }
             case .failure(let error):
                 server.logger.error("could not load a thread's recent sends", metadata: ["error": "\(error)"])
                 for work in waiting { work() }  // still cold: each asks again
             }
-        }, loop: loop)
-        log.recentSends(threadNo: thread.no, limit: ChatState.windowSize) { result in loop.execute { callback.value(result) } }
+        })
     }
 
     // MARK: - Receipts
@@ -312,8 +301,7 @@ final class MessagingHub {
         reply: @escaping (Result<Value, APIError>) -> Void
     ) {
         flush()
-        let loop = server.loop
-        let callback = LoopBound({ [unowned self] (result: Result<LinkOutcome<Value>, any Error>) in
+        change(server.loop.completion { [unowned self] (result: Result<LinkOutcome<Value>, any Error>) in
             switch result {
             case .success(let outcome):
                 for (user, name) in outcome.names { state.setName(name, for: user) }
@@ -331,8 +319,7 @@ final class MessagingHub {
             case .failure(let error):
                 reply(.failure(APIError(wrapping: error)))
             }
-        }, loop: loop)
-        change { result in loop.execute { callback.value(result) } }
+        })
     }
 
     /// Threads created outside the log (provisioning for load tests): read them into the state.
