@@ -259,17 +259,16 @@ public final class ChatState {
 
     /// The events a durable record makes, one per participant at most, as
     /// JSON objects without their cursor. Counts are the state's at the time
-    /// of the call (so a replay shows today's badges).
-    public func events(for record: ChatRecord) -> [(userID: String, payload: String)] {
+    /// of the call (so a replay shows today's badges). `messageJSON`: the
+    /// message's JSON when the caller has written it already (for the reply).
+    public func events(for record: ChatRecord, messageJSON: String? = nil) -> [(userID: String, payload: String)] {
         guard let thread = threadsByNo[record.threadNo] else { return [] }
         switch record.kind {
         case .message:
-            guard let view = messageView(record) else { return [] }
-            let message = view.jsonText
+            guard let message = messageJSON ?? messageView(record)?.jsonText else { return [] }
             return [Side.coach, Side.client].map { side in
                 let userID = thread.userID(side)
-                let event = MessageEvent(message: view, unread: thread.unread(side), totalUnread: totalUnread(userID))
-                return (userID, event.jsonText(message: message))
+                return (userID, MessageEvent.jsonText(message: message, unread: thread.unread(side), totalUnread: totalUnread(userID)))
             }
         case .receipt:
             let reader = thread.userID(record.side)

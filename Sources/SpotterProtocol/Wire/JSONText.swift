@@ -131,12 +131,17 @@ extension MessageView {
 extension MessageEvent {
     public var jsonText: String { jsonText(message: message.jsonText) }
 
-    /// With the message's JSON written already (one message goes to two users with their own counts).
     public func jsonText(message messageJSON: String) -> String {
+        MessageEvent.jsonText(message: messageJSON, unread: unread, totalUnread: totalUnread)
+    }
+
+    /// With the message's JSON written already: one message goes to two users with their own counts, and its
+    /// JSON is the sender's reply too.
+    public static func jsonText(message messageJSON: String, unread: Int64?, totalUnread: Int64?) -> String {
         var json = JSONText()
         json.field("message", json: messageJSON)
         json.field("total_unread", totalUnread)
-        json.field("type", type)
+        json.field("type", "message")
         json.field("unread", unread)
         return json.finish()
     }

@@ -36,7 +36,7 @@ extension AppSocket {
         hub.send(request) { [self] result in
             pendingSends -= 1
             switch result {
-            case .success(let message): send(Reply.ok(id: id, resultJSON: message.jsonText))
+            case .success(let message): send(Reply.ok(id: id, resultJSON: message))
             case .failure(let error): reply(id: id, error: error)
             }
         }

@@ -123,8 +123,8 @@ final class MessagingHub {
     }
 
     /// Publishes a committed record's events to its participants.
-    func publish(_ record: ChatRecord) {
-        for (userID, payload) in state.events(for: record) {
+    func publish(_ record: ChatRecord, messageJSON: String? = nil) {
+        for (userID, payload) in state.events(for: record, messageJSON: messageJSON) {
             broker.publish(userID: userID, cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
         }
     }
@@ -191,8 +191,8 @@ final class MessagingHub {
         let now: Int64
     }
 
-    /// `message.send`: the committed message, or the original when this is a retry.
-    func send(_ request: SendRequest, checkDuplicates: Bool = true, reply: @escaping (Result<MessageView, APIError>) -> Void) {
+    /// `message.send`: the committed message as JSON, or the original when this is a retry.
+    func send(_ request: SendRequest, checkDuplicates: Bool = true, reply: @escaping (Result<String, APIError>) -> Void) {
         guard !reloading else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
         let decision: ChatState.SendDecision
         do {
@@ -208,9 +208,10 @@ final class MessagingHub {
             append([record]) { [self] result in
                 switch result {
                 case .success(let done):
-                    // Acknowledge first, then tell every device of both participants.
-                    reply(.success(state.messageView(done[0])!))
-                    publish(done[0])
+                    // Acknowledge first, then tell every device of both participants: one JSON for both.
+                    let message = state.messageView(done[0])!.jsonText
+                    reply(.success(message))
+                    publish(done[0], messageJSON: message)
                 case .failure(let error):
                     reply(.failure(error))
                 }
@@ -224,7 +225,7 @@ final class MessagingHub {
 
     /// A send whose key is in the window: read the original (after every
     /// append before it) and compare.
-    private func retry(_ request: SendRequest, originalSeq: Int64, reply: @escaping (Result<MessageView, APIError>) -> Void) {
+    private func retry(_ request: SendRequest, originalSeq: Int64, reply: @escaping (Result<String, APIError>) -> Void) {
         guard let thread = state.thread(id: request.threadID) else { return reply(.failure(APIError(.forbidden, field: "thread_id"))) }
         flush()
         log.message(threadNo: thread.no, seq: originalSeq, completion: server.loop.completion { [unowned self] (result: Result<ChatRecord?, any Error>) in
@@ -234,7 +235,7 @@ final class MessagingHub {
                 guard original.a == request.kind.rawValue, original.body == request.body else {
                     return reply(.failure(APIError(.idempotencyConflict, field: "client_message_id")))
                 }
-                reply(.success(ChatState.messageView(original, threadID: thread.id, senderID: request.sender)))
+                reply(.success(ChatState.messageView(original, threadID: thread.id, senderID: request.sender).jsonText))
             case .success:
                 // Another key with the same hash: a new message after all.
                 send(request, checkDuplicates: false, reply: reply)
