@@ -12,13 +12,14 @@ public struct ThreadRow: Sendable, Equatable {
     public let clientID: String
     public let createdAt: Int64
     public let active: Bool
-    public let lastSeq: Int64
-    public let lastMessageAt: Int64?
-    public let lastPreview: String?
-    public let lastSide: Side?
-    public let lastPos: Int64
-    public let coach: Positions
-    public let client: Positions
+    // The views: what checkpoints save.
+    public var lastSeq: Int64
+    public var lastMessageAt: Int64?
+    public var lastPreview: String?
+    public var lastSide: Side?
+    public var lastPos: Int64
+    public var coach: Positions
+    public var client: Positions
 
     public struct Positions: Sendable, Equatable {
         public let delivered: Int64

@@ -57,13 +57,14 @@ public final class MemoryChatLog: ChatLogEngine {
         let mark = state.withLock { state -> Int64 in
             if first { state.pendingMark = Int64(state.records.count) }
             for snapshot in snapshots {
-                guard let row = state.threads[snapshot.no] else { continue }
-                state.threads[snapshot.no] = ThreadRow(
-                    id: row.id, no: row.no, coachID: row.coachID, clientID: row.clientID, createdAt: row.createdAt,
-                    active: row.active, lastSeq: snapshot.lastSeq, lastMessageAt: snapshot.lastMessageAt,
-                    lastPreview: snapshot.lastPreview, lastSide: snapshot.lastSide, lastPos: row.lastPos,
-                    coach: .init(delivered: snapshot.coachDelivered, read: snapshot.coachRead),
-                    client: .init(delivered: snapshot.clientDelivered, read: snapshot.clientRead))
+                guard var row = state.threads[snapshot.no] else { continue }
+                row.lastSeq = snapshot.lastSeq
+                row.lastMessageAt = snapshot.lastMessageAt
+                row.lastPreview = snapshot.lastPreview
+                row.lastSide = snapshot.lastSide
+                row.coach = .init(delivered: snapshot.coachDelivered, read: snapshot.coachRead)
+                row.client = .init(delivered: snapshot.clientDelivered, read: snapshot.clientRead)
+                state.threads[snapshot.no] = row
             }
             if last { state.mark = max(state.mark, state.pendingMark) }
             return state.pendingMark
@@ -90,10 +91,9 @@ public final class MemoryChatLog: ChatLogEngine {
     public func load() throws -> LoadedChat {
         state.withLock { state in
             let threads = state.threads.values.sorted { ($0.createdAt, $0.no) < ($1.createdAt, $1.no) }.map { row in
-                ThreadRow(id: row.id, no: row.no, coachID: row.coachID, clientID: row.clientID, createdAt: row.createdAt,
-                          active: row.active, lastSeq: row.lastSeq, lastMessageAt: row.lastMessageAt,
-                          lastPreview: row.lastPreview, lastSide: row.lastSide,
-                          lastPos: state.records.last { $0.threadNo == row.no }?.pos ?? 0, coach: row.coach, client: row.client)
+                var row = row
+                row.lastPos = state.records.last { $0.threadNo == row.no }?.pos ?? 0
+                return row
             }
             return LoadedChat(threads: threads, names: state.names, tail: Array(state.records.dropFirst(Int(state.mark))),
                               resumeFloor: 0)
