@@ -78,6 +78,4 @@ public final class InProcessBroker: Broker {
 
     public func localSubscribers(_ userID: String) -> [BrokerSubscriber] { subscribers[userID] ?? [] }
 
-    /// Users with at least one subscriber.
-    public var onlineCount: Int { subscribers.count }
 }

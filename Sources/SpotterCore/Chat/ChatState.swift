@@ -54,11 +54,6 @@ public final class ChatState {
         names[userID] = name
     }
 
-    /// A link change made a thread (in)active.
-    public func setActive(_ threadID: String, _ active: Bool) {
-        threadsByID[threadID]?.active = active
-    }
-
     /// Unread over all of the user's threads (a coach has at most a few hundred).
     public func totalUnread(_ userID: String) -> Int64 {
         var total: Int64 = 0

@@ -65,9 +65,6 @@ public final class ChatThread {
     /// Unread for one side: durable messages after its read position.
     public func unread(_ side: Side) -> Int64 { max(0, committedSeq - read[Int(side.rawValue)]) }
 
-    /// Whether the idempotency window is loaded.
-    public var isWarm: Bool { recent != nil }
-
     func setLast(kind: MessageKind, body: String) {
         lastKind = kind
         lastBody = body

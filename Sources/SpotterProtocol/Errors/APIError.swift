@@ -31,12 +31,12 @@ public struct APIError: Error, Sendable, Equatable {
         var out: [UInt8] = []
         out.reserveCapacity(160)
         Self.append(#"{"code":"#, to: &out)
-        Self.appendJSONString(code.rawValue, to: &out)
+        JSONText.appendString(code.rawValue, to: &out)
         Self.append(#","message":"#, to: &out)
-        Self.appendJSONString(code.message(language), to: &out)
+        JSONText.appendString(code.message(language), to: &out)
         if let field {
             Self.append(#","field":"#, to: &out)
-            Self.appendJSONString(field, to: &out)
+            JSONText.appendString(field, to: &out)
         }
         if let retryAfterSeconds {
             Self.append(#","retry_after":"#, to: &out)
@@ -49,10 +49,5 @@ public struct APIError: Error, Sendable, Equatable {
     /// Appends the raw UTF-8 bytes of `text`.
     private static func append(_ text: String, to out: inout [UInt8]) {
         out.append(contentsOf: text.utf8)
-    }
-
-    /// Appends `text` as a quoted, escaped JSON string (the one escaper: `JSONText`'s).
-    static func appendJSONString(_ text: String, to out: inout [UInt8]) {
-        JSONText.appendString(text, to: &out)
     }
 }
