@@ -23,15 +23,19 @@ enum FlatCommand {
             case .integer?: return nil  // the general path names the type mismatch
             }
         }
-        func only(_ keys: Set<String>) -> Bool { fields.keys.allSatisfy { keys.contains($0) } }
+        /// The known-fields rule, from the command type's own list (`KnownFields`).
+        func only(_ type: any KnownFields.Type) -> Bool {
+            fields.keys.allSatisfy { type.fieldNames.contains($0) || $0 == "id" || $0 == "type" }
+        }
         switch type {
         case "message.send":
-            guard only(["id", "type", "thread_id", "client_message_id", "kind", "text"]),
+            // A meal card is an object: the general path reads it (here it could only be a wrong type).
+            guard only(SendMessageCommand.self), fields["meal"] == nil,
                   let thread = string("thread_id"), let cmid = string("client_message_id"), let kind = string("kind"),
                   let text = string("text") else { return nil }
             return (id, .send(SendMessageCommand(threadId: thread, clientMessageId: cmid, kind: kind, text: text, meal: nil)))
         case "receipt.delivered", "thread.read":
-            guard only(["id", "type", "thread_id", "seq"]), let thread = string("thread_id") else { return nil }
+            guard only(ReceiptCommand.self), let thread = string("thread_id") else { return nil }
             var seq: Int64?
             switch fields["seq"] {
             case nil: seq = nil
@@ -41,7 +45,7 @@ enum FlatCommand {
             let body = ReceiptCommand(threadId: thread, seq: seq)
             return (id, type == "thread.read" ? .read(body) : .delivered(body))
         case "typing":
-            guard only(["id", "type", "thread_id"]), let thread = string("thread_id") else { return nil }
+            guard only(ThreadCommand.self), let thread = string("thread_id") else { return nil }
             return (id, .typing(ThreadCommand(threadId: thread)))
         default:
             return nil
