@@ -282,17 +282,30 @@ public final class ChatLog: Sendable {
     public func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord] {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try store.writer.read { db in
-            var found: [ChatRecord] = []
-            // Seq never decreases along a thread, so the index holds each thread's records in log order; the
-            // position test reads only the index.
-            let statement = try db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND pos > ? ORDER BY seq, pos LIMIT ?
-                """)
+            // Seq never decreases along a thread, so the index holds each thread's records in log order (the
+            // position test reads only the index). One lazy cursor per thread, merged by position: a page reads
+            // `limit` records plus one per thread, however long the threads are.
+            var cursors: [RowCursor] = []
+            var heads: [ChatRecord?] = []
             for no in threadNos {
-                found += try Row.fetchAll(statement, arguments: [no, pos, limit]).map(ChatLog.record)
+                // Its own statement (not the cached one): all the cursors are open at once.
+                let statement = try db.makeStatement(sql: "SELECT * FROM log WHERE threadNo = ? AND pos > ? ORDER BY seq, pos")
+                let cursor = try Row.fetchCursor(statement, arguments: [no, pos])
+                heads.append(try cursor.next().map(ChatLog.record))
+                cursors.append(cursor)
             }
-            found.sort { $0.pos < $1.pos }
-            return Array(found.prefix(limit))
+            var found: [ChatRecord] = []
+            while found.count < limit {
+                var lowest: Int?
+                for index in heads.indices {
+                    guard let head = heads[index] else { continue }
+                    if lowest == nil || head.pos < heads[lowest!]!.pos { lowest = index }
+                }
+                guard let next = lowest else { break }
+                found.append(heads[next]!)
+                heads[next] = try cursors[next].next().map(ChatLog.record)
+            }
+            return found
         }
     }
 
