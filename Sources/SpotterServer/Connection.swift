@@ -120,10 +120,6 @@ final class Connection {
             switch server.route(request, peer: tcp.peerAddress) {
             case .respond(let response):
                 answer(request, with: response)
-            case .refuse(let response):
-                send(response, keepAlive: false)
-                beginClosing()
-                return
             case .deferred(let work):
                 pause()
                 work { [weak self] response in

@@ -242,10 +242,8 @@ public final class Server: @unchecked Sendable {
     // MARK: - Routing
 
     enum Route {
+        /// Answered; a request that asked for an upgrade and did not get it is then closed (`Connection.answer`).
         case respond(HTTPResponse)
-        /// Answered, then closed: what the client sent behind the request cannot be trusted
-        /// (a refused WebSocket upgrade may be followed by frames).
-        case refuse(HTTPResponse)
         case upgrade(WebSocketEndpoint)
         /// Answered later (after work off the loop) through the callback, on the loop.
         case deferred((@escaping (HTTPResponse) -> Void) -> Void)

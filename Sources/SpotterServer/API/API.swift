@@ -267,7 +267,7 @@ final class API {
         } catch {
             // 401 before the upgrade: the client must sign in or refresh first.
             server.metrics.recordHandshakeFailure(status: error.code.httpStatus, reason: HTTPError.metricReason(error.code.httpStatus))
-            return .refuse(.apiError(error, language ?? .english))
+            return .respond(.apiError(error, language ?? .english))  // closed after it: it asked for an upgrade
         }
     }
 }
