@@ -50,8 +50,17 @@ public final class Server: @unchecked Sendable {
         self.logger = logger
         handshakePolicy = HandshakePolicy(allowedOrigins: config.allowedOrigins)
         let secret = config.tokenSecret ?? SecureRandom.bytes(32)
+        // One writer thread for every write: the chat log's appends and the accounts' changes share its commits.
+        let writer = StoreWriter(store: store)
+        let directory: UserDirectory
+        do {
+            directory = try UserDirectory.load(store)
+        } catch {
+            logger.error("could not load the users; connects read them from the database", metadata: ["error": "\(error)"])
+            directory = UserDirectory()
+        }
         let services = APIServices(
-            store: store, accounts: AccountStore(store), hasher: PasswordHasher(logN: config.passwordHashLogN),
+            store: store, accounts: AccountStore(store, writer: writer, directory: directory), hasher: PasswordHasher(logN: config.passwordHashLogN),
             signer: AccessTokenSigner(secret: secret), otpSender: otpSender ?? LogOTPSender(logger: logger),
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),
@@ -64,7 +73,7 @@ public final class Server: @unchecked Sendable {
             logger.error("could not load recent revocations; their access tokens work until they expire",
                          metadata: ["error": "\(error)"])
         }
-        chatLog = ChatLog(store: store, writer: StoreWriter(store: store))
+        chatLog = ChatLog(store: store, writer: writer)
         api = API(server: self, services: services, revoked: revoked)
     }
 

@@ -60,6 +60,28 @@ public final class StoreWriter: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Runs `work` in the next batch and waits until that batch committed: the blocking form of `submit`, for
+    /// callers on a thread that may wait (a request's worker thread; never the event loop, never the writer
+    /// thread itself). `afterCommit` runs on the writer thread after the commit, in commit order, before this
+    /// returns: caches of committed rows update there, so two writers cannot apply their changes out of order.
+    public func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+                                     afterCommit: (@Sendable (T) -> Void)? = nil) throws -> T {
+        precondition(!isWriterThread, "StoreWriter.perform on the writer thread would wait for itself")
+        let done = Completion<T>()
+        submit(work) { result in
+            if case .success(let value) = result { afterCommit?(value) }
+            done.finish(result)
+        }
+        return try done.wait().get()
+    }
+
+    private var isWriterThread: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let thread else { return false }
+        return Thread.current === thread
+    }
+
     /// Finishes queued jobs, then stops the thread. Idempotent. Jobs submitted after stop get an error.
     /// Called from the writer thread itself (in a completion), it only asks the thread to stop.
     public func stop() {
@@ -161,6 +183,26 @@ public enum StoreWriterError: Error, Equatable, Sendable, CustomStringConvertibl
         case .stopped: return "the store writer is stopped"
         case .transactionAborted: return "the batch transaction was aborted"
         }
+    }
+}
+
+/// One result handed from the writer thread to a waiting caller.
+private final class Completion<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?
+
+    func finish(_ result: Result<T, any Error>) {
+        condition.lock()
+        self.result = result
+        condition.signal()
+        condition.unlock()
+    }
+
+    func wait() -> Result<T, any Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil { condition.wait() }
+        return result!
     }
 }
 

@@ -72,12 +72,8 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     func opened(on connection: Connection) {
         self.connection = connection
         hub.attach(self)
-        let accounts = api.services.accounts
-        let userID = actor.userID
-        api.server.loop.runBlocking({
-            blockingResult { try accounts.user(id: userID) }
-        }, then: { [self] result in
-            guard case .success(let user?) = result else {
+        withUser { [self] user in
+            guard let user else {
                 connection.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "account not found")
                 return
             }
@@ -91,6 +87,22 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             } else {
                 goLive()
             }
+        }
+    }
+
+    /// The socket's user, from the user directory at once (no SQLite on a connect), or read on the pool when
+    /// the directory does not have them; nil if the account is gone or could not be read.
+    private func withUser(_ then: @escaping (UserRecord?) -> Void) {
+        let accounts = api.services.accounts
+        if let known = accounts.directory?.user(id: actor.userID) {
+            then(known)
+            return
+        }
+        let userID = actor.userID
+        api.server.loop.runBlocking({
+            blockingResult { try accounts.user(id: userID) }
+        }, then: { result in
+            if case .success(let user) = result { then(user) } else { then(nil) }
         })
     }
 
@@ -179,11 +191,12 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     }
 
     private func me(id: String?) {
-        let accounts = api.services.accounts
-        let userID = actor.userID
-        runAndReply(id: id) { () -> UserView in
-            guard let user = try accounts.user(id: userID) else { throw APIError(.unauthorized) }
-            return user.view
+        withUser { [self] user in
+            if let user {
+                send(Reply.ok(id: id, resultJSON: JSON.encode(user.view)))
+            } else {
+                reply(id: id, error: APIError(.unauthorized))
+            }
         }
     }
 

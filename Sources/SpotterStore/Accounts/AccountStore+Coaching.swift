@@ -10,7 +10,7 @@ extension AccountStore {
 
     /// Every coach with how many clients it has, ordered by full name (then id).
     public func listCoaches() throws -> [(id: String, fullName: String?, clientCount: Int)] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT u.id, u.fullName,
                        (SELECT COUNT(*) FROM coachClientLink l WHERE l.coachId = c.userId) AS clientCount
@@ -22,7 +22,7 @@ extension AccountStore {
 
     /// The client's link to its coach, with their thread; nil when the client has no coach.
     public func link(clientID: String) throws -> LinkRecord? {
-        try writer.read { db in try Self.fetchLink(clientID: clientID, db) }
+        try read { db in try Self.fetchLink(clientID: clientID, db) }
     }
 
     /// Links the client to the coach and creates their thread (id `threadID`) unless the pair already
@@ -30,7 +30,7 @@ extension AccountStore {
     /// a coach, `.notFound` if `coachID` is not a coach or `clientID` is not a user.
     @discardableResult
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
-        try writer.write { db in try Self.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now) }
+        try write { db in try Self.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now) }
     }
 
     /// `createLink` inside the caller's write transaction (the messaging writer, which logs the change).
@@ -47,7 +47,7 @@ extension AccountStore {
     /// The coach's clients, ordered by full name (then id), with profile basics, the most recent
     /// weight entry and the coach–client thread.
     public func clients(ofCoach coachID: String) throws -> [ClientListing] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT u.id, u.fullName, p.goal, p.experienceLevel, p.dateOfBirth, t.id AS threadId,
                        (SELECT w.weightKg FROM weightEntry w WHERE w.clientId = u.id
@@ -74,7 +74,7 @@ extension AccountStore {
     @discardableResult
     public func createChangeRequest(id: String, clientID: String, toCoachID: String, reason: String?,
                                     now: Int64) throws -> ChangeRequestRecord {
-        try writer.write { db in
+        try write { db in
             guard let current = try Self.fetchLink(clientID: clientID, db) else { throw AccountStoreError.conflict("no_coach") }
             if try Row.fetchOne(db, sql: "SELECT 1 FROM coachChangeRequest WHERE clientId = ? AND status = 'pending'",
                                 arguments: [clientID]) != nil {
@@ -93,7 +93,7 @@ extension AccountStore {
 
     /// Requests with this status ("pending", "approved", "rejected"), or all when nil; newest first.
     public func changeRequests(status: String?) throws -> [ChangeRequestRecord] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT * FROM coachChangeRequest WHERE ?1 IS NULL OR status = ?1 ORDER BY createdAt DESC, rowid DESC
                 """, arguments: [status]).map(ChangeRequestRecord.init(row:))
@@ -107,7 +107,7 @@ extension AccountStore {
     @discardableResult
     public func decideChangeRequest(id: String, approve: Bool, adminID: String, threadID: String,
                                     now: Int64) throws -> ChangeRequestRecord {
-        try writer.write { db in
+        try write { db in
             try Self.decideChangeRequest(db, id: id, approve: approve, adminID: adminID, threadID: threadID, now: now).request
         }
     }

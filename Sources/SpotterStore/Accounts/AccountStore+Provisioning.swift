@@ -19,9 +19,9 @@ extension AccountStore {
     /// `load-<batch>-client<i>-<j>@load.test`. `makeID` supplies fresh ids.
     public func provisionLoadAccounts(
         batch: String, coaches: Int, clientsPerCoach: Int, passwordHash: String, now: Int64,
-        makeID: @Sendable () -> String
+        makeID: @escaping @Sendable () -> String
     ) throws -> [ProvisionedCoach] {
-        try writer.write { db in
+        try write({ db -> (coaches: [ProvisionedCoach], users: [UserRecord]) in
             let insertUser = try db.makeStatement(sql: """
                 INSERT INTO "user" (id, role, fullName, email, passwordHash, createdAt, onboardingCompleted)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -47,7 +47,9 @@ extension AccountStore {
                 }
                 result.append(ProvisionedCoach(coachID: coachID, clients: clients))
             }
-            return result
-        }
+            // The rows as stored (defaults included), for the directory.
+            let ids = result.flatMap { [$0.coachID] + $0.clients.map(\.clientID) }
+            return (result, try ids.compactMap { try Self.user(db, id: $0) })
+        }, users: \.users).coaches
     }
 }

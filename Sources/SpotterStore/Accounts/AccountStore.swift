@@ -5,12 +5,37 @@ import GRDB
 /// Every method is synchronous and may block on SQLite: call it off the event-loop thread.
 /// Each mutating method runs in one transaction, so it either happens entirely or not at all;
 /// refusals (`AccountStoreError`) roll back. Only digests of refresh tokens and OTP codes are stored.
+///
+/// In a server, writes go through the one `StoreWriter` (the thread that appends the chat log), committed in
+/// its next group commit, and committed user rows go into the `UserDirectory`. Without a writer (the admin
+/// command, store tests) they use GRDB's own writer connection.
 public struct AccountStore: Sendable {
-    let writer: any DatabaseWriter
+    let database: any DatabaseWriter
+    let oneWriter: StoreWriter?
+    /// Users in memory, when the store keeps them (a server does).
+    public let directory: UserDirectory?
 
-    /// Uses `store.writer`.
-    public init(_ store: Store) {
-        self.writer = store.writer
+    public init(_ store: Store, writer: StoreWriter? = nil, directory: UserDirectory? = nil) {
+        self.database = store.writer
+        self.oneWriter = writer
+        self.directory = directory
+    }
+
+    /// Runs a write transaction (a savepoint in the writer's batch), then hands the committed users, if any, to
+    /// the directory on the writer thread, in commit order.
+    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+                            users: @escaping @Sendable (T) -> [UserRecord] = { _ in [] }) throws -> T {
+        guard let oneWriter else {
+            let value = try database.write(work)
+            directory?.put(users(value))
+            return value
+        }
+        let directory = self.directory
+        return try oneWriter.perform(work, afterCommit: { value in directory?.put(users(value)) })
+    }
+
+    func read<T>(_ work: (Database) throws -> T) throws -> T {
+        try database.read(work)
     }
 
     // MARK: Users
@@ -20,7 +45,7 @@ public struct AccountStore: Sendable {
     @discardableResult
     public func createUser(id: String, role: String, fullName: String?, email: String?, phone: String?,
                            passwordHash: String?, now: Int64) throws -> UserRecord {
-        try writer.write { db in
+        try write({ db in
             if let email, try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE email = ?"#, arguments: [email]) != nil {
                 throw AccountStoreError.emailTaken
             }
@@ -38,11 +63,15 @@ public struct AccountStore: Sendable {
                 throw AccountStoreError.notFound
             }
             return UserRecord(row: row)
-        }
+        }, users: { [$0] })
     }
 
+    /// The user with this id: from the directory when it has them (no SQLite), else read (and kept).
     public func user(id: String) throws -> UserRecord? {
-        try fetchUser(column: "id", value: id)
+        if let known = directory?.user(id: id) { return known }
+        let found = try fetchUser(column: "id", value: id)
+        if let found { directory?.put(found) }
+        return found
     }
 
     /// The user with this (normalized) email.
@@ -52,7 +81,7 @@ public struct AccountStore: Sendable {
 
     /// Replaces the stored password hash (a sign-in re-hashing with stronger parameters).
     public func updatePasswordHash(userID: String, hash: String) throws {
-        try writer.write { db in
+        try write { db in
             try db.execute(sql: #"UPDATE "user" SET passwordHash = ? WHERE id = ?"#, arguments: [hash, userID])
         }
     }
@@ -63,7 +92,7 @@ public struct AccountStore: Sendable {
     }
 
     private func fetchUser(column: String, value: String) throws -> UserRecord? {
-        try writer.read { db in try AccountStore.fetchUser(db, column: column, value: value) }
+        try read { db in try AccountStore.fetchUser(db, column: column, value: value) }
     }
 
     /// The user with this id, read in the caller's transaction (nil if none).
@@ -78,17 +107,19 @@ public struct AccountStore: Sendable {
 
     /// Sets the user's preferred language. Throws `.notFound` for an unknown user.
     public func setLanguage(userID: String, _ language: String) throws {
-        try writer.write { db in
+        try write({ db -> UserRecord in
             try db.execute(sql: #"UPDATE "user" SET language = ? WHERE id = ?"#, arguments: [language, userID])
             if db.changesCount == 0 { throw AccountStoreError.notFound }
-        }
+            guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
+            return user
+        }, users: { [$0] })
     }
 
     // MARK: Refresh tokens
 
     /// Stores a new refresh token (its SHA-256 hex) as the first of a family, or in an existing family.
     public func storeRefreshToken(hash: String, userID: String, familyID: String, now: Int64, expiresAt: Int64) throws {
-        try writer.write { db in
+        try write { db in
             try db.execute(sql: """
                 INSERT INTO refreshToken (tokenHash, userId, familyId, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)
                 """, arguments: [hash, userID, familyID, now, expiresAt])
@@ -101,7 +132,7 @@ public struct AccountStore: Sendable {
     /// other user is `.foreign` and changes nothing: a refused request must not burn someone else's token.
     public func rotateRefreshToken(oldHash: String, newHash: String, now: Int64, newExpiresAt: Int64,
                                    ownerID: String? = nil) throws -> RefreshOutcome {
-        try writer.write { db in
+        try write { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT userId, familyId, expiresAt, rotatedAt, revokedAt FROM refreshToken WHERE tokenHash = ?
                 """, arguments: [oldHash]) else { return .invalid }
@@ -128,7 +159,7 @@ public struct AccountStore: Sendable {
     /// Revokes every token of the family this token belongs to (sign-out). Nil if the token is unknown.
     @discardableResult
     public func revokeFamily(ofTokenHash hash: String, now: Int64) throws -> RevokedSession? {
-        try writer.write { db in
+        try write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT userId, familyId FROM refreshToken WHERE tokenHash = ?",
                                              arguments: [hash]) else { return nil }
             let session = RevokedSession(userID: row["userId"], familyID: row["familyId"], revokedAt: now)
@@ -140,7 +171,7 @@ public struct AccountStore: Sendable {
     /// Sessions revoked at or after `since`, oldest first: what a starting server must still refuse (access
     /// tokens issued before a revocation stay valid for their lifetime unless refused).
     public func sessionsRevoked(since: Int64) throws -> [RevokedSession] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT userId, familyId, MAX(revokedAt) AS revokedAt FROM refreshToken
                 WHERE revokedAt >= ? GROUP BY familyId ORDER BY revokedAt
@@ -156,7 +187,7 @@ public struct AccountStore: Sendable {
     /// Whether the session still has a live token: one not rotated, not revoked and not expired.
     /// Access tokens of an inactive family (signed out, reused, expired) should be refused.
     public func isFamilyActive(_ familyID: String, now: Int64) throws -> Bool {
-        try writer.read { db in
+        try read { db in
             try Row.fetchOne(db, sql: """
                 SELECT 1 FROM refreshToken
                 WHERE familyId = ? AND rotatedAt IS NULL AND revokedAt IS NULL AND expiresAt > ? LIMIT 1
@@ -168,7 +199,7 @@ public struct AccountStore: Sendable {
 
     /// The current sign-in code challenge for this phone, if any.
     public func otpChallenge(phone: String) throws -> (codeDigest: String, issuedAt: Int64, failedAttempts: Int)? {
-        try writer.read { db in
+        try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM otpChallenge WHERE phone = ?", arguments: [phone])
             else { return nil }
             return (row["codeDigest"], row["issuedAt"], row["failedAttempts"])
@@ -177,7 +208,7 @@ public struct AccountStore: Sendable {
 
     /// Creates or replaces the challenge for this phone.
     public func saveOTPChallenge(phone: String, codeDigest: String, issuedAt: Int64, failedAttempts: Int) throws {
-        try writer.write { db in
+        try write { db in
             try db.execute(sql: """
                 INSERT INTO otpChallenge (phone, codeDigest, issuedAt, failedAttempts) VALUES (?, ?, ?, ?)
                 ON CONFLICT(phone) DO UPDATE SET
@@ -187,7 +218,7 @@ public struct AccountStore: Sendable {
     }
 
     public func deleteOTPChallenge(phone: String) throws {
-        try writer.write { db in
+        try write { db in
             try db.execute(sql: "DELETE FROM otpChallenge WHERE phone = ?", arguments: [phone])
         }
     }
@@ -197,7 +228,7 @@ public struct AccountStore: Sendable {
     /// Creates or replaces the client's profile, records its weight in `weightEntry` at `now`, and
     /// marks the user's onboarding completed, in one transaction. Throws `.notFound` for an unknown user.
     public func saveOnboarding(_ profile: ClientProfileRecord, now: Int64) throws {
-        try writer.write { db in
+        _ = try write({ db -> UserRecord in
             guard try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE id = ?"#, arguments: [profile.userId]) != nil
             else { throw AccountStoreError.notFound }
             try db.execute(sql: """
@@ -215,11 +246,13 @@ public struct AccountStore: Sendable {
             try db.execute(sql: "INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)",
                            arguments: [profile.userId, profile.weightKg, now])
             try db.execute(sql: #"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, arguments: [profile.userId])
-        }
+            guard let user = try Self.user(db, id: profile.userId) else { throw AccountStoreError.notFound }
+            return user
+        }, users: { [$0] })
     }
 
     public func clientProfile(userID: String) throws -> ClientProfileRecord? {
-        try writer.read { db in
+        try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM clientProfile WHERE userId = ?", arguments: [userID])
                 .map(ClientProfileRecord.init(row:))
         }
