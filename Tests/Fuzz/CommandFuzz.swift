@@ -60,8 +60,8 @@ private func fuzzCheckID(_ id: String) {
     precondition(!id.isEmpty && id.count <= SocketCommand.maxIDLength, "unusable id accepted: \(id.utf8.count) bytes")
 }
 
-private func fuzzExercise(_ command: SocketCommand) {
-    guard case .send(let send) = command else { return }
+private func fuzzExercise(_ command: any SocketCommandBody) {
+    guard let send = command as? SendMessageCommand else { return }
     // The message as the server writes it back, when the rules (SpotterCore) would let it through.
     if let meal = send.meal {
         let numbers = [meal.calories, meal.proteinG, meal.carbsG, meal.fatsG]

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("SocketCommand: the envelope and its fields")
 struct SocketCommandTests {
-    func decode(_ text: String) -> Result<(id: String, command: SocketCommand), SocketCommand.DecodeFailure> {
+    func decode(_ text: String) -> Result<SocketCommand.Decoded, SocketCommand.DecodeFailure> {
         SocketCommand.decode(Array(text.utf8))
     }
 
@@ -18,13 +18,33 @@ struct SocketCommandTests {
             return
         }
         #expect(decoded.id == "a")
-        guard case .history(let history) = decoded.command else {
-            Issue.record("not history: \(decoded.command)")
-            return
-        }
+        let history = try #require(decoded.command as? HistoryCommand)
         #expect(history.threadId == "t" && history.limit == 5)
         guard case .success(let me) = decode(#"{"type":"me","id":"b"}"#) else { return }
-        #expect(me.command == .me)
+        #expect(me.command.isSame(as: MeCommand()))
+        #expect(!me.command.isSame(as: ThreadsCommand()))
+    }
+
+    @Test func eachTypeDecodesToItsOwnBody() throws {
+        let frames: [(String, any SocketCommandBody)] = [
+            (#"{"id":"a","type":"threads"}"#, ThreadsCommand()),
+            (#"{"id":"a","type":"thread.read","thread_id":"t","seq":3}"#, ReceiptCommand<Read>(threadId: "t", seq: 3)),
+            (#"{"id":"a","type":"receipt.delivered","thread_id":"t","seq":3}"#, ReceiptCommand<Delivered>(threadId: "t", seq: 3)),
+            (#"{"id":"a","type":"typing","thread_id":"t"}"#, TypingCommand(threadId: "t")),
+            (#"{"id":"a","type":"resume","cursor":9}"#, ResumeCommand(cursor: 9)),
+            (#"{"id":"a","type":"auth.refresh","refresh_token":"r"}"#, RefreshRequest(refreshToken: "r")),
+        ]
+        for (frame, expected) in frames {
+            guard case .success(let decoded) = decode(frame) else {
+                Issue.record("did not decode: \(frame)")
+                continue
+            }
+            #expect(decoded.command.isSame(as: expected), "\(frame)")
+        }
+        // A read is not a delivery, though the fields are the same.
+        guard case .success(let read) = decode(#"{"id":"a","type":"thread.read","thread_id":"t","seq":3}"#) else { return }
+        #expect(!read.command.isSame(as: ReceiptCommand<Delivered>(threadId: "t", seq: 3)))
+        #expect(SocketCommand.catalog.count == 9)
     }
 
     @Test func theIdIsRequiredAndBounded() {
@@ -85,7 +105,7 @@ struct FlatCommandTests {
             Issue.record("the fast path accepted what the general one refuses: \(frame)")
             return
         }
-        #expect(fast.id == general.id && fast.command == general.command, "\(frame)")
+        #expect(fast.id == general.id && fast.command.isSame(as: general.command), "\(frame)")
     }
 
     @Test func theHotCommandsTakeTheFastPath() {
@@ -118,7 +138,7 @@ struct FlatCommandTests {
                 Issue.record("accepted what the general path refuses: \(frame)")
                 continue
             }
-            #expect(fast.id == general.id && fast.command == general.command, "\(frame)")
+            #expect(fast.id == general.id && fast.command.isSame(as: general.command), "\(frame)")
         }
         #expect(accepted > 10)  // the comparison above ran for real
     }

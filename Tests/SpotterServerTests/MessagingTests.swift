@@ -201,9 +201,12 @@ struct MessagingTests {
             _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "x\(n)", "text": "n\(n)"])
         }
         let back = try chat.socket(chat.fixture.coachX.access)
-        // Around the replay, one more message arrives live (its reply is not awaited).
-        client.ws.send(text: #"{"id":"late","type":"message.send","thread_id":"\#(chat.thread)","client_message_id":"late","text":"late"}"#)
-        let reply = try back.command("resume", ["cursor": cursor])
+        // During the replay, one more message arrives live (its reply is not awaited). It is sent after the
+        // resume: sent before, it may be delivered live first, and a resume from an older cursor then sends it
+        // again, as asked.
+        let reply = try back.command("resume", ["cursor": cursor]) {
+            client.ws.send(text: #"{"id":"late","type":"message.send","thread_id":"\#(chat.thread)","client_message_id":"late","text":"late"}"#)
+        }
         #expect(reply["ok"] as? Bool == true)
         let events = back.drain(for: 0.5)  // what arrived during the replay, and after
         let logged = events.filter { $0["type"] as? String != "live" }

@@ -18,15 +18,16 @@ public final class SpotterSocket: @unchecked Sendable {
 
     public var helloCursor: Int { hello["cursor"] as? Int ?? -1 }
 
-    /// Sends `{"id":…,"type":type,…fields}` and returns its reply.
+    /// Sends `{"id":…,"type":type,…fields}`, runs `afterSending` (if any), and returns the reply.
     @discardableResult
-    public func command(_ type: String, _ fields: [String: Any] = [:]) throws -> [String: Any] {
+    public func command(_ type: String, _ fields: [String: Any] = [:], afterSending: (() -> Void)? = nil) throws -> [String: Any] {
         nextID += 1
         let id = "t\(nextID)"
         var object = fields
         object["id"] = id
         object["type"] = type
         ws.send(text: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        afterSending?()
         while true {
             let frame = try ws.nextJSON()
             if frame["type"] as? String == "reply", frame["id"] as? String == id { return frame }

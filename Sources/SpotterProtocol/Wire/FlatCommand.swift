@@ -1,5 +1,5 @@
-/// The fast path of `SocketCommand.decode` for the commands a socket sends most (`message.send`,
-/// `receipt.delivered`, `thread.read`, `typing`): a frame that is one flat JSON object whose values are plain
+/// The fast path of `SocketCommand.decode` for the commands a socket sends most (those whose body implements
+/// `SocketCommandBody.flat`: `message.send`, `receipt.delivered`, `thread.read`, `typing`): a frame that is one flat JSON object whose values are plain
 /// strings (no escapes, no control characters) or plain integers is read in one pass over its bytes, with the
 /// known-fields rule applied as it goes. Anything else — an escape, a nested object, a float, a duplicate or
 /// unknown key, a bad `id` — returns nil and the frame takes the general path (`JSONDecoder`), which also
@@ -12,44 +12,15 @@ enum FlatCommand {
         case integer(Int64)
     }
 
-    static func decode(_ bytes: [UInt8]) -> (id: String, command: SocketCommand)? {
+    static func decode(_ bytes: [UInt8]) -> SocketCommand.Decoded? {
         guard let fields = object(bytes), case .string(let id)? = fields["id"], case .string(let type)? = fields["type"],
-              !id.isEmpty, id.count <= SocketCommand.maxIDLength, id.utf8.count <= 4 * SocketCommand.maxIDLength
+              !id.isEmpty, id.count <= SocketCommand.maxIDLength, id.utf8.count <= 4 * SocketCommand.maxIDLength,
+              let body = SocketCommand.catalog[type],
+              // The known-fields rule, from the command type's own list.
+              fields.keys.allSatisfy({ body.fieldNames.contains($0) || $0 == "id" || $0 == "type" }),
+              let command = body.flat(FlatFields(values: fields))
         else { return nil }
-        func string(_ key: String) -> String?? {
-            switch fields[key] {
-            case nil: return .some(nil)
-            case .string(let value)?: return .some(value)
-            case .integer?: return nil  // the general path names the type mismatch
-            }
-        }
-        /// The known-fields rule, from the command type's own list (`KnownFields`).
-        func only(_ type: any KnownFields.Type) -> Bool {
-            fields.keys.allSatisfy { type.fieldNames.contains($0) || $0 == "id" || $0 == "type" }
-        }
-        switch type {
-        case "message.send":
-            // A meal card is an object: the general path reads it (here it could only be a wrong type).
-            guard only(SendMessageCommand.self), fields["meal"] == nil,
-                  let thread = string("thread_id"), let cmid = string("client_message_id"), let kind = string("kind"),
-                  let text = string("text") else { return nil }
-            return (id, .send(SendMessageCommand(threadId: thread, clientMessageId: cmid, kind: kind, text: text, meal: nil)))
-        case "receipt.delivered", "thread.read":
-            guard only(ReceiptCommand.self), let thread = string("thread_id") else { return nil }
-            var seq: Int64?
-            switch fields["seq"] {
-            case nil: seq = nil
-            case .integer(let value)?: seq = value
-            case .string?: return nil
-            }
-            let body = ReceiptCommand(threadId: thread, seq: seq)
-            return (id, type == "thread.read" ? .read(body) : .delivered(body))
-        case "typing":
-            guard only(ThreadCommand.self), let thread = string("thread_id") else { return nil }
-            return (id, .typing(ThreadCommand(threadId: thread)))
-        default:
-            return nil
-        }
+        return (id, command)
     }
 
     /// The object's fields, or nil if the frame is not a flat object of plain strings and integers.
@@ -135,5 +106,83 @@ enum FlatCommand {
             skipSpace()
             return index == end ? fields : nil
         }
+    }
+}
+
+/// A flat frame's fields, as a command body's `flat` reads them.
+public struct FlatFields {
+    let values: [String: FlatCommand.Value]
+
+    public func contains(_ key: String) -> Bool { values[key] != nil }
+
+    /// `.some(nil)` when absent, `.some(value)` for a string, nil for an integer (a type mismatch the general
+    /// path words).
+    public func string(_ key: String) -> String?? {
+        switch values[key] {
+        case nil: return .some(nil)
+        case .string(let value)?: return .some(value)
+        case .integer?: return nil
+        }
+    }
+
+    /// `.some(nil)` when absent, `.some(value)` for an integer, nil for a string.
+    public func integer(_ key: String) -> Int64?? {
+        switch values[key] {
+        case nil: return .some(nil)
+        case .integer(let value)?: return .some(value)
+        case .string?: return nil
+        }
+    }
+}
+
+// MARK: - The commands, by type
+
+extension MeCommand: SocketCommandBody {
+    public static let type = "me"
+}
+
+extension ThreadsCommand: SocketCommandBody {
+    public static let type = "threads"
+}
+
+extension RefreshRequest: SocketCommandBody {
+    public static let type = "auth.refresh"
+}
+
+extension HistoryCommand: SocketCommandBody {
+    public static let type = "history"
+}
+
+extension ResumeCommand: SocketCommandBody {
+    public static let type = "resume"
+}
+
+extension SendMessageCommand: SocketCommandBody {
+    public static let type = "message.send"
+
+    public static func flat(_ fields: FlatFields) -> SendMessageCommand? {
+        // A meal card is an object: the general path reads it (here it could only be a wrong type).
+        guard !fields.contains("meal"), let thread = fields.string("thread_id"),
+              let cmid = fields.string("client_message_id"), let kind = fields.string("kind"),
+              let text = fields.string("text") else { return nil }
+        return SendMessageCommand(threadId: thread, clientMessageId: cmid, kind: kind, text: text, meal: nil)
+    }
+}
+
+extension ReceiptCommand: SocketCommandBody {
+    public static var type: String { Mark.type }
+
+    public static func flat(_ fields: FlatFields) -> ReceiptCommand? {
+        guard let thread = fields.string("thread_id"), let seq = fields.integer("seq") else { return nil }
+        return ReceiptCommand(threadId: thread, seq: seq)
+    }
+}
+
+extension TypingCommand: SocketCommandBody {
+    public static let type = "typing"
+
+    public static func flat(_ fields: FlatFields) -> TypingCommand? {
+        guard let thread = fields.string("thread_id") else { return nil }
+        return TypingCommand(threadId: thread)
     }
 }

@@ -90,21 +90,30 @@ extension SendMessageCommand: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
     public static var nestedObjects: [String: any KnownFields.Type] { ["meal": MealLog.self] }
 }
+/// Shared by both receipts (a generic type cannot hold a static stored property).
+private let receiptFieldNames = Set(ReceiptCommand<Read>.CodingKeys.allCases.map(\.stringValue))
 extension ReceiptCommand: KnownFields {
-    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+    public static var fieldNames: Set<String> { receiptFieldNames }
 }
 extension HistoryCommand: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
-extension ThreadCommand: KnownFields {
+extension TypingCommand: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
 extension ResumeCommand: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
 
-/// A command with no fields of its own (`me`, `threads`).
-public struct EmptyCommand: KnownFields, Equatable, Sendable {
+/// `me`: no fields of its own.
+public struct MeCommand: KnownFields, Equatable, Sendable {
+    public static let fieldNames: Set<String> = []
+    public init() {}
+    public init(from decoder: any Decoder) throws {}
+}
+
+/// `threads`: no fields of its own.
+public struct ThreadsCommand: KnownFields, Equatable, Sendable {
     public static let fieldNames: Set<String> = []
     public init() {}
     public init(from decoder: any Decoder) throws {}

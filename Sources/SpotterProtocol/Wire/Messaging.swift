@@ -85,8 +85,23 @@ public struct MessageView: Codable, Sendable, Equatable {
     }
 }
 
+/// Which receipt a `ReceiptCommand` carries: its command `type`.
+public protocol ReceiptMark: Sendable {
+    static var type: String { get }
+}
+
+/// `receipt.delivered`
+public enum Delivered: ReceiptMark {
+    public static let type = "receipt.delivered"
+}
+
+/// `thread.read`
+public enum Read: ReceiptMark {
+    public static let type = "thread.read"
+}
+
 /// `receipt.delivered` and `thread.read`: up to which `seq`.
-public struct ReceiptCommand: Codable, Sendable, Equatable {
+public struct ReceiptCommand<Mark: ReceiptMark>: Codable, Sendable, Equatable {
     public var threadId: String?
     public var seq: Int64?
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -107,8 +122,8 @@ public struct HistoryCommand: Codable, Sendable, Equatable {
     }
 }
 
-/// `typing` (ephemeral) and other commands that only name a thread.
-public struct ThreadCommand: Codable, Sendable, Equatable {
+/// `typing` (ephemeral): only names the thread.
+public struct TypingCommand: Codable, Sendable, Equatable {
     public var threadId: String?
     enum CodingKeys: String, CodingKey, CaseIterable { case threadId = "thread_id" }
 }

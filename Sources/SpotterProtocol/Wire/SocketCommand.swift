@@ -1,6 +1,23 @@
 import FoundationEssentials
 
-/// A command from a `/v1/ws` text frame, decoded once into its typed value.
+/// A command's body, as a `/v1/ws` text frame carries it: the frame's `type`, the command's fields under the
+/// known-fields rule, and, for the commands a socket sends most, a one-pass reading of a flat frame.
+public protocol SocketCommandBody: KnownFields, Equatable, Sendable {
+    /// The frame's `type`.
+    static var type: String { get }
+    /// The body from a flat frame's fields (plain strings and integers, keys already checked), or nil to let the
+    /// general path (`JSONDecoder`) read the frame and word any error. Nil unless a command provides it.
+    static func flat(_ fields: FlatFields) -> Self?
+}
+
+extension SocketCommandBody {
+    public static func flat(_ fields: FlatFields) -> Self? { nil }
+
+    /// Whether `other` is this same command with the same fields.
+    public func isSame(as other: any SocketCommandBody) -> Bool { (other as? Self) == self }
+}
+
+/// Decoding a `/v1/ws` text frame once into its typed body, found by `type` in one table.
 ///
 /// The envelope rules (Protocol/README.md, "The live socket"):
 /// - the frame is a JSON object with a string `id` of 1…64 characters, which
@@ -8,27 +25,29 @@ import FoundationEssentials
 ///   reply carries `"id":null`, as for a frame that is not JSON;
 /// - `type` names the command; the other keys are that command's fields, and
 ///   an unknown key is refused with `unknown_field`.
-public enum SocketCommand: Equatable, Sendable {
-    case me
-    case authRefresh(RefreshRequest)
-    case send(SendMessageCommand)
-    case delivered(ReceiptCommand)
-    case read(ReceiptCommand)
-    case threads
-    case history(HistoryCommand)
-    case typing(ThreadCommand)
-    case resume(ResumeCommand)
-
+public enum SocketCommand {
     public static let maxIDLength = 64
 
+    /// Every command the socket accepts, by `type`: the wire contract (Protocol/README "Commands"). A feature adds
+    /// its command bodies here and their handlers to the server's table.
+    public static let catalog: [String: any SocketCommandBody.Type] = {
+        let bodies: [any SocketCommandBody.Type] = [
+            MeCommand.self, RefreshRequest.self, SendMessageCommand.self, ReceiptCommand<Delivered>.self,
+            ReceiptCommand<Read>.self, ThreadsCommand.self, HistoryCommand.self, TypingCommand.self, ResumeCommand.self,
+        ]
+        return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
+    }()
+
+    public typealias Decoded = (id: String, command: any SocketCommandBody)
+
     /// The command, or the error to reply with and the id to reply to (nil when the id itself is unusable).
-    public static func decode(_ bytes: [UInt8]) -> Result<(id: String, command: SocketCommand), DecodeFailure> {
+    public static func decode(_ bytes: [UInt8]) -> Result<Decoded, DecodeFailure> {
         if let fast = FlatCommand.decode(bytes) { return .success(fast) }
         return decodeGenerally(bytes)
     }
 
     /// Every frame through `JSONDecoder` (the fast path's reference).
-    static func decodeGenerally(_ bytes: [UInt8]) -> Result<(id: String, command: SocketCommand), DecodeFailure> {
+    static func decodeGenerally(_ bytes: [UInt8]) -> Result<Decoded, DecodeFailure> {
         let envelope: Envelope
         do {
             envelope = try JSONDecoder().decode(Envelope.self, from: Data(bytes))
@@ -47,7 +66,7 @@ public enum SocketCommand: Equatable, Sendable {
 
     /// Reads `id` and `type`, then the command's own fields from the same object.
     private struct Envelope: Decodable {
-        var result: Result<(id: String, command: SocketCommand), DecodeFailure>
+        var result: Result<Decoded, DecodeFailure>
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: AnyCodingKey.self)
@@ -64,32 +83,16 @@ public enum SocketCommand: Equatable, Sendable {
                 throw APIError(.badRequest, field: "id")
             }
             do {
-                let type = try container.decodeIfPresent(String.self, forKey: AnyCodingKey("type"))
-                result = .success((id, try Self.command(type, decoder)))
+                guard let type = try container.decodeIfPresent(String.self, forKey: AnyCodingKey("type")) else {
+                    throw APIError(.missingField, field: "type")
+                }
+                guard let body = SocketCommand.catalog[type] else { throw APIError(.unknownCommand, field: "type") }
+                try KnownFieldsCheck.check(decoder, body, extra: ["id", "type"])
+                result = .success((id, try body.init(from: decoder)))
             } catch let error as APIError {
                 result = .failure(DecodeFailure(id: id, error: error))
             } catch {
                 result = .failure(DecodeFailure(id: id, error: APIError(wrappingDecoding: error)))
-            }
-        }
-
-        static func command(_ type: String?, _ decoder: any Decoder) throws -> SocketCommand {
-            func body<T: KnownFields>(_ type: T.Type) throws -> T {
-                try KnownFieldsCheck.check(decoder, T.self, extra: ["id", "type"])
-                return try T(from: decoder)
-            }
-            switch type {
-            case "me": _ = try body(EmptyCommand.self); return .me
-            case "auth.refresh": return .authRefresh(try body(RefreshRequest.self))
-            case "message.send": return .send(try body(SendMessageCommand.self))
-            case "receipt.delivered": return .delivered(try body(ReceiptCommand.self))
-            case "thread.read": return .read(try body(ReceiptCommand.self))
-            case "threads": _ = try body(EmptyCommand.self); return .threads
-            case "history": return .history(try body(HistoryCommand.self))
-            case "typing": return .typing(try body(ThreadCommand.self))
-            case "resume": return .resume(try body(ResumeCommand.self))
-            case nil: throw APIError(.missingField, field: "type")
-            default: throw APIError(.unknownCommand, field: "type")
             }
         }
     }

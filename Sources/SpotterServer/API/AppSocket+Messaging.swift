@@ -7,6 +7,16 @@ import WebSocket
 /// Chat on the live socket: send, receipts, the conversation list,
 /// history, typing, and resuming from a cursor.
 extension AppSocket {
+    static func registerMessagingCommands(_ table: inout CommandTable) {
+        table.on(SendMessageCommand.self) { socket, body, id in socket.sendMessage(body, id: id) }
+        table.on(ReceiptCommand<Delivered>.self) { socket, body, id in socket.receipt(body, id: id) }
+        table.on(ReceiptCommand<Read>.self) { socket, body, id in socket.receipt(body, id: id) }
+        table.on(ThreadsCommand.self) { socket, _, id in socket.listThreads(id: id) }
+        table.on(HistoryCommand.self) { socket, body, id in socket.history(body, id: id) }
+        table.on(TypingCommand.self) { socket, body, id in socket.typing(body, id: id) }
+        table.on(ResumeCommand.self) { socket, body, id in socket.resume(body, id: id) }
+    }
+
     func sendMessage(_ command: SendMessageCommand, id: String) {
         let kind = command.kind ?? "text"
         let threadID: String, clientMessageID: String
@@ -42,7 +52,8 @@ extension AppSocket {
         }
     }
 
-    func receipt(_ command: ReceiptCommand, id: String, read: Bool) {
+    func receipt<Mark>(_ command: ReceiptCommand<Mark>, id: String) {
+        let read = Mark.self == Read.self
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
         guard let seq = command.seq else { return reply(id: id, error: APIError(.missingField, field: "seq")) }
         guard seq >= 0 else { return reply(id: id, error: APIError(.outOfRange, field: "seq")) }
@@ -109,7 +120,7 @@ extension AppSocket {
     }
 
     /// Typing is forwarded at most every 2 s per thread, and never stored.
-    func typing(_ command: ThreadCommand, id: String) {
+    func typing(_ command: TypingCommand, id: String) {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
         let thread: ChatThread, side: Side
         do {

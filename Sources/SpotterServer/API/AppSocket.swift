@@ -165,7 +165,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             reply(id: nil, error: APIError(.badRequest))
             return
         }
-        let id: String, command: SocketCommand
+        let id: String, command: any SocketCommandBody
         switch SocketCommand.decode(bytes) {
         case .success(let decoded):
             (id, command) = decoded
@@ -177,20 +177,12 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
             return
         }
-        switch command {
-        case .me: me(id: id)
-        case .authRefresh(let body): refresh(body, id: id)
-        case .send(let body): sendMessage(body, id: id)
-        case .delivered(let body): receipt(body, id: id, read: false)
-        case .read(let body): receipt(body, id: id, read: true)
-        case .threads: listThreads(id: id)
-        case .history(let body): history(body, id: id)
-        case .typing(let body): typing(body, id: id)
-        case .resume(let body): resume(body, id: id)
+        if !Self.commands.dispatch(command, id: id, on: self) {
+            reply(id: id, error: APIError(.unknownCommand, field: "type"))
         }
     }
 
-    private func me(id: String?) {
+    func me(id: String?) {
         withUser { [self] user in
             if let user {
                 send(Reply.ok(id: id, resultJSON: JSON.encode(user.view)))
@@ -200,7 +192,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         }
     }
 
-    private func refresh(_ body: RefreshRequest, id: String) {
+    func refresh(_ body: RefreshRequest, id: String) {
         guard let token = body.refreshToken, !token.isEmpty else {
             reply(id: id, error: APIError(.missingField, field: "refresh_token"))
             return
