@@ -31,9 +31,12 @@ let package = Package(
         // libuv in Swift: loop, TCP, timers, cross-thread wake-ups, work queue.
         .target(name: "EventLoop", dependencies: ["CLibUV"]),
 
+        // The one base64 (RFC 4648, strict), shared by the handshake and the tokens. Pure.
+        .target(name: "Base64Codec"),
+
         // HTTP/1.1 heads and bodies, the upgrade handshake, RFC 6455 frames,
         // UTF-8 validation, close codes. Pure: no sockets, no clock.
-        .target(name: "WebSocket", dependencies: ["COpenSSL"]),
+        .target(name: "WebSocket", dependencies: ["COpenSSL", "Base64Codec"]),
 
         // The wire types: commands, replies, events, error codes with their
         // English and Arabic messages. Pure; mirrors Protocol/.
@@ -41,7 +44,7 @@ let package = Package(
 
         // The rules: validation, OTP, rate limits, access policy, and the
         // crypto they need (scrypt, HS256, random). Pure but for randomness.
-        .target(name: "SpotterCore", dependencies: ["SpotterProtocol", "COpenSSL"]),
+        .target(name: "SpotterCore", dependencies: ["SpotterProtocol", "COpenSSL", "Base64Codec"]),
 
         // SQLite through GRDB: migrations and (later) the group-commit writer.
         .target(
@@ -113,10 +116,10 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Base64Codec"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
-        .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol"]),
+        .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore"]),
         .testTarget(
             name: "SpotterServerTests",

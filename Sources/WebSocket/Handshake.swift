@@ -1,3 +1,6 @@
+#if canImport(Base64Codec)
+import Base64Codec  // a module of its own in the package; compiled into this one by Tests/scripts/fuzz.sh
+#endif
 import COpenSSL
 import FoundationEssentials
 
@@ -56,7 +59,7 @@ public enum Handshake {
             throw HTTPError(426, "unsupported WebSocket version; use 13", headers: upgradeRequired)
         }
         let keys = request.headers.values("Sec-WebSocket-Key")
-        guard keys.count == 1, let key = keys.first, let decoded = Data(base64Encoded: key), decoded.count == 16 else {
+        guard keys.count == 1, let key = keys.first, let decoded = Base64.decode(key, alphabet: .standard, padded: true), decoded.count == 16 else {
             throw HTTPError(400, "Sec-WebSocket-Key must be 16 bytes in base64")
         }
         if !policy.allowedOrigins.isEmpty, let origin = request.headers["Origin"],
@@ -70,7 +73,7 @@ public enum Handshake {
 
     /// base64(SHA-1(key + GUID)), §4.2.2 step 5.4.
     public static func acceptKey(for key: String) -> String {
-        Data(sha1(Array((key + guid).utf8))).base64EncodedString()
+        Base64.encode(sha1(Array((key + guid).utf8)), alphabet: .standard, padded: true)
     }
 
     static func sha1(_ bytes: [UInt8]) -> [UInt8] {

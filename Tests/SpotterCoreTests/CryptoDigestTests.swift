@@ -1,3 +1,5 @@
+import Foundation
+import Base64Codec
 import Testing
 @testable import SpotterCore
 
@@ -68,5 +70,23 @@ struct CryptoDigestTests {
         #expect(Base64.decode("AA", alphabet: .url) == [0])
         #expect(Base64.decode("+/", alphabet: .url) == nil)        // wrong alphabet
         #expect(Base64.decode("-_", alphabet: .standard) == nil)
+    }
+
+    @Test("padded base64 (the handshake's) matches Foundation's encoder and rejects wrong padding")
+    func base64Padded() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 53 &+ 7) }
+            let padded = Base64.encode(bytes, alphabet: .standard, padded: true)
+            #expect(padded == Data(bytes).base64EncodedString())
+            #expect(Base64.decode(padded, alphabet: .standard, padded: true) == bytes)
+        }
+        #expect(Base64.decode("AA==", alphabet: .standard, padded: true) == [0])
+        #expect(Base64.decode("AA", alphabet: .standard, padded: true) == nil)     // padding missing
+        #expect(Base64.decode("AA=", alphabet: .standard, padded: true) == nil)    // padding short
+        #expect(Base64.decode("AAA==", alphabet: .standard, padded: true) == nil)  // padding extra
+        #expect(Base64.decode("AAAA==", alphabet: .standard, padded: true) == nil)
+        #expect(Base64.decode("AB==", alphabet: .standard, padded: true) == nil)   // non-zero trailing bits
+        #expect(Base64.decode("A===", alphabet: .standard, padded: true) == nil)
+        #expect(Base64.decode("AA==", alphabet: .standard) == nil)                 // unpadded refuses padding
     }
 }

@@ -1,3 +1,4 @@
+import Base64Codec
 import Testing
 @testable import SpotterCore
 

@@ -38,7 +38,13 @@ harness_of() {
         command) echo Tests/Fuzz/CommandFuzz.swift ;;
     esac
 }
-sources_of() { find "Sources/$(module_of "$1")" -name '*.swift' | LC_ALL=C sort; }
+# WebSocket uses Base64Codec: its sources are compiled into the same module (Handshake.swift imports it only
+# when it is a module of its own).
+sources_of() {
+    local module
+    module=$(module_of "$1")
+    { find "Sources/$module" -name '*.swift'; [ "$module" = WebSocket ] && find Sources/Base64Codec -name '*.swift'; } | LC_ALL=C sort
+}
 
 build() {
     local target=$1 bin="$OUT/bin/$1" module harness

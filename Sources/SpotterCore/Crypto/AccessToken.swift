@@ -1,3 +1,4 @@
+import Base64Codec
 import FoundationEssentials
 
 /// What an access token says: who, with which role, in which session, and until when.

@@ -1,3 +1,4 @@
+import Base64Codec
 import COpenSSL
 
 /// Password hashing with scrypt (RFC 7914) through OpenSSL's `EVP_PBE_scrypt`.

@@ -1,3 +1,4 @@
+import Base64Codec
 import COpenSSL
 
 /// Cryptographically strong randomness from OpenSSL's CSPRNG (`RAND_bytes`).

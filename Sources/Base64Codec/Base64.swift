@@ -1,17 +1,18 @@
-/// Base64 (RFC 4648) without padding, in the standard (§4) or URL-safe (§5) alphabet.
+/// Base64 (RFC 4648) in the standard (§4) or URL-safe (§5) alphabet, unpadded or padded: the one base64 of
+/// the server (tokens and password hashes use it unpadded, the WebSocket handshake padded).
 ///
-/// Hand-written because tokens and password hashes need exactly this: no padding,
-/// no line breaks, and a strict decoder that rejects anything a canonical encoder
-/// would not have produced (stray characters, padding, non-zero trailing bits), so
-/// one value has exactly one encoding and a flipped unused bit cannot slip through.
-enum Base64 {
-    enum Alphabet { case standard, url }
+/// Hand-written because tokens and password hashes need exactly this: no line breaks, and a
+/// strict decoder that rejects anything a canonical encoder would not have produced (stray
+/// characters, wrong padding, non-zero trailing bits), so one value has exactly one encoding and
+/// a flipped unused bit cannot slip through.
+public enum Base64 {
+    public enum Alphabet: Sendable { case standard, url }
 
     private static let standardTable = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let urlTable = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// Encodes `bytes` without padding.
-    static func encode(_ bytes: [UInt8], alphabet: Alphabet) -> String {
+    /// Encodes `bytes`, with `=` padding to a multiple of four characters when `padded`.
+    public static func encode(_ bytes: [UInt8], alphabet: Alphabet, padded: Bool = false) -> String {
         let table = alphabet == .url ? urlTable : standardTable
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
@@ -37,13 +38,27 @@ enum Base64 {
         default:
             break
         }
+        if padded {
+            while out.count % 4 != 0 { out.append(UInt8(ascii: "=")) }
+        }
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Decodes unpadded base64; nil for any character outside the alphabet, an impossible
-    /// length (4k + 1), or non-zero unused trailing bits.
-    static func decode(_ text: Substring, alphabet: Alphabet) -> [UInt8]? {
-        let input = Array(text.utf8)
+    /// Decodes base64 (padded exactly as `encode` pads when `padded`, else unpadded); nil for any character
+    /// outside the alphabet, an impossible length (4k + 1), missing or extra padding, or non-zero unused
+    /// trailing bits.
+    public static func decode(_ text: Substring, alphabet: Alphabet, padded: Bool = false) -> [UInt8]? {
+        var input = Array(text.utf8)
+        if padded {
+            guard input.count % 4 == 0 else { return nil }
+            var pads = 0
+            while pads < 2, input.last == UInt8(ascii: "=") {
+                input.removeLast()
+                pads += 1
+            }
+            // The padding a canonical encoder writes for what is left: 2 characters → "==", 3 → "=".
+            guard pads == (4 - input.count % 4) % 4 else { return nil }
+        }
         if input.count % 4 == 1 { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(input.count * 3 / 4)
@@ -64,8 +79,8 @@ enum Base64 {
         return out
     }
 
-    static func decode(_ text: String, alphabet: Alphabet) -> [UInt8]? {
-        decode(text[...], alphabet: alphabet)
+    public static func decode(_ text: String, alphabet: Alphabet, padded: Bool = false) -> [UInt8]? {
+        decode(text[...], alphabet: alphabet, padded: padded)
     }
 
     private static func sextet(_ character: UInt8, alphabet: Alphabet) -> UInt8? {
