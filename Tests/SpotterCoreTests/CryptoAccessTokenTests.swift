@@ -19,6 +19,32 @@ struct CryptoAccessTokenTests {
         #expect(try signer.verify(signer.sign(admin), now: 5) == admin)
     }
 
+    @Test("the one-pass claims reader agrees with JSONDecoder, and leaves anything else to it")
+    func flatClaims() throws {
+        let payloads = [
+            #"{"exp":1900,"iat":1000,"role":"coach","sid":"family-1","sub":"user-1"}"#,
+            #" {"sub":"u","sid":"s","role":"admin","iat":-3,"exp":9223372036854775807,"extra":"x"} "#,
+            #"{"exp":1900,"iat":1000,"role":"coach","sid":"family-1","sub":"a\"b"}"#,   // an escape
+            #"{"exp":1900.5,"iat":1000,"role":"coach","sid":"f","sub":"u"}"#,           // a float
+            #"{"exp":1900,"iat":1000,"role":"emperor","sid":"f","sub":"u"}"#,          // no such role
+            #"{"exp":1900,"iat":1000,"role":"coach","sid":"f"}"#,                       // no subject
+            #"{"exp":"1900","iat":1000,"role":"coach","sid":"f","sub":"u"}"#,          // a string
+        ]
+        var flat = 0
+        for payload in payloads {
+            let bytes = Array(payload.utf8)
+            let decoded = try? JSONDecoder().decode(AccessClaims.self, from: Data(bytes))
+            if let fast = AccessClaims(flat: bytes) {
+                flat += 1
+                #expect(fast == decoded, "\(payload)")
+            }
+        }
+        #expect(flat == 2)
+        // Through verify: a subject with an escape takes the decoder and still verifies.
+        let quoted = AccessClaims(subject: #"a"b\c"#, role: .client, sessionID: "s", issuedAt: 0, expiresAt: 10)
+        #expect(try signer.verify(signer.sign(quoted), now: 5) == quoted)
+    }
+
     @Test("a token built independently (header, claims, HMAC) matches and verifies")
     func knownToken() throws {
         let header = #"{"alg":"HS256","typ":"JWT"}"#

@@ -44,6 +44,12 @@ struct JSONTextTests {
             #expect(receipt.jsonText == encoded(receipt))
             let result = ReceiptResult(threadId: text, deliveredSeq: 1, readSeq: 2, unread: 3, totalUnread: 4)
             #expect(result.jsonText == encoded(result))
+            for lastSeen in [Int64?.none, 1_790_000_000] {
+                let presence = PresenceEvent(userId: text, online: lastSeen == nil, lastSeenAt: lastSeen)
+                #expect(presence.jsonText == encoded(presence))
+            }
+            let typing = TypingEvent(threadId: text, userId: "u-\(text)", expiresIn: 5)
+            #expect(typing.jsonText == encoded(typing))
         }
         let meal = MessageView(threadId: "t", seq: 1, senderId: "u", clientMessageId: "m", kind: "meal_log", text: nil,
                                meal: MealLog(name: "Oats", ingredients: ["oats", "milk"], calories: 310.5, proteinG: 12,

@@ -1,5 +1,6 @@
 import Base64Codec
 import FoundationEssentials
+import SpotterProtocol
 
 /// What an access token says: who, with which role, in which session, and until when.
 /// On the wire (JSON) the keys are the registered JWT names `sub`, `iat`, `exp` plus `role` and `sid`.
@@ -25,6 +26,20 @@ public struct AccessClaims: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case subject = "sub", role, sessionID = "sid", issuedAt = "iat", expiresAt = "exp"
+    }
+}
+
+extension AccessClaims {
+    /// The claims in one pass when the payload is a flat object of plain strings and integers, as this server
+    /// signs them; nil for anything else, which `JSONDecoder` then reads (a connect verified a token with
+    /// `JSONDecoder` for a seventh of its time). Keys other than the five are ignored, as the decoder does.
+    init?(flat payload: [UInt8]) {
+        guard let fields = FlatFields.parse(payload),
+              let subject = fields.string("sub") ?? nil, let roleName = fields.string("role") ?? nil,
+              let role = Role(rawValue: roleName), let sessionID = fields.string("sid") ?? nil,
+              let issuedAt = fields.integer("iat") ?? nil, let expiresAt = fields.integer("exp") ?? nil
+        else { return nil }
+        self.init(subject: subject, role: role, sessionID: sessionID, issuedAt: issuedAt, expiresAt: expiresAt)
     }
 }
 
@@ -85,7 +100,8 @@ public struct AccessTokenSigner: Sendable {
         let expected = Digest.hmacSHA256(key: secret, message: signingInput)
         guard Digest.constantTimeEquals(expected, signature) else { throw .badSignature }
 
-        guard let claims = try? JSONDecoder().decode(AccessClaims.self, from: Data(payload)) else { throw .malformed }
+        guard let claims = AccessClaims(flat: payload)
+                ?? (try? JSONDecoder().decode(AccessClaims.self, from: Data(payload))) else { throw .malformed }
         guard now < claims.expiresAt else { throw .expired }
         return claims
     }

@@ -113,6 +113,12 @@ enum FlatCommand {
 public struct FlatFields {
     let values: [String: FlatCommand.Value]
 
+    /// The fields of `bytes` if it is one flat JSON object of plain strings (no escapes) and integers, each key
+    /// once; nil otherwise (read it with `JSONDecoder` then).
+    public static func parse(_ bytes: [UInt8]) -> FlatFields? {
+        FlatCommand.object(bytes).map(FlatFields.init(values:))
+    }
+
     public func contains(_ key: String) -> Bool { values[key] != nil }
 
     /// `.some(nil)` when absent, `.some(value)` for a string, nil for an integer (a type mismatch the general

@@ -210,6 +210,29 @@ extension HelloEvent {
     }
 }
 
+extension PresenceEvent {
+    /// Sent to every online peer on each connect and disconnect.
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("last_seen_at", lastSeenAt)
+        json.field("online", online)
+        json.field("type", type)
+        json.field("user_id", userId)
+        return json.finish()
+    }
+}
+
+extension TypingEvent {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("expires_in", Int64(expiresIn))
+        json.field("thread_id", threadId)
+        json.field("type", type)
+        json.field("user_id", userId)
+        return json.finish()
+    }
+}
+
 extension JSONText {
     /// The encoder whose output this type reproduces.
     public static let encoder: JSONEncoder = {

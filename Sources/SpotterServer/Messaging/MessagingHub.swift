@@ -313,8 +313,8 @@ final class MessagingHub {
                     publish(record)
                     guard let thread = state.thread(no: record.threadNo), thread.active else { continue }
                     for side in [Side.coach, Side.client] where broker.isOnline(thread.userID(side.other)) {
-                        broker.publishEphemeral(userID: thread.userID(side), frame: JSON.encode(
-                            PresenceEvent(userId: thread.userID(side.other), online: true, lastSeenAt: nil)))
+                        broker.publishEphemeral(userID: thread.userID(side), frame:
+                            PresenceEvent(userId: thread.userID(side.other), online: true, lastSeenAt: nil).jsonText)
                     }
                 }
             case .failure(let error):
@@ -357,7 +357,7 @@ final class MessagingHub {
 
     private func presenceChanged(_ userID: String, online: Bool) {
         let now = unixNow()
-        let frame = JSON.encode(PresenceEvent(userId: userID, online: online, lastSeenAt: online ? nil : now))
+        let frame = PresenceEvent(userId: userID, online: online, lastSeenAt: online ? nil : now).jsonText
         for peer in activePeers(of: userID) { broker.publishEphemeral(userID: peer, frame: frame) }
         if !online { log.setLastSeen(userID: userID, at: now) }
     }
@@ -371,6 +371,6 @@ final class MessagingHub {
 
     /// Typing goes to the peer's sockets only; it is never stored.
     func typing(from userID: String, threadID: String, to peerID: String) {
-        broker.publishEphemeral(userID: peerID, frame: JSON.encode(TypingEvent(threadId: threadID, userId: userID, expiresIn: 5)))
+        broker.publishEphemeral(userID: peerID, frame: TypingEvent(threadId: threadID, userId: userID, expiresIn: 5).jsonText)
     }
 }
