@@ -9,7 +9,8 @@
 ///   client can still accept it, propose again or decline.
 /// - A reschedule request keeps the old slot until the other side accepts; declining keeps it too; it lapses
 ///   (back to `scheduled`) when the old start arrives unanswered.
-/// - A session that would overlap another waits in `needs_resolution` for the coach: keeping the existing one
+/// - A session that would overlap another waits in `needs_resolution` for the coach (a coach's invite into a
+///   taken slot, or an `accept` whose target here is `scheduled` when the slot is taken; `SessionBook` diverts): keeping the existing one
 ///   cancels it; replacing the existing one, or the existing client accepting to move, lets it go on to the
 ///   status it was headed for (`held`: `invited` for a fresh invite, `scheduled` when both had agreed).
 /// - Only the coach's join starts a session (`in_progress`); a client's join before that is refused with

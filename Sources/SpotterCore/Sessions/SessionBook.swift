@@ -1,0 +1,380 @@
+/// One video session as the server keeps it. Times are Unix seconds (UTC); `start`/`durationMinutes` are the
+/// slot the session has now (a reschedule request keeps them until accepted).
+public struct Session: Equatable, Sendable {
+    public var id: String
+    public var threadID: String
+    public var coachID: String
+    public var clientID: String
+    public var start: Int64
+    public var durationMinutes: Int
+    public var purpose: String
+    public var meetURL: String
+    public var status: SessionStatus
+    /// Who made the proposal now pending (the invite, the request, the alternative, the reschedule request).
+    public var proposedBy: SessionActor?
+    /// The other time on the table: a client's alternative, or a reschedule request's new start.
+    public var proposedStart: Int64?
+    /// `needs_resolution`: the session this one overlaps, and the status it was headed for.
+    public var conflictWith: String?
+    public var held: SessionStatus?
+    /// A reschedule asked of this session to free its slot for `resolving` (conflict resolution 2).
+    public var resolving: String?
+    public var cancelReason: String?
+    public var coachJoined: Bool = false
+    public var reminded: Bool = false
+    /// Changes so far (1 when created): a client can order two events about one session.
+    public var version: Int = 1
+
+    public var end: Int64 { start + Int64(durationMinutes) * 60 }
+
+    public func actor(_ userID: String) -> SessionActor? {
+        userID == coachID ? .coach : userID == clientID ? .client : nil
+    }
+
+    func overlaps(start otherStart: Int64, end otherEnd: Int64) -> Bool {
+        start < otherEnd && otherStart < end
+    }
+}
+
+/// Why a session command was refused. Nothing changed.
+public enum SessionError: Error, Equatable, Sendable {
+    case notFound
+    /// The user is neither the session's coach nor its client.
+    case notParticipant
+    case refused(SessionRefusal)
+    /// A start at or before now.
+    case startInPast
+    /// Not 15–60 minutes in 5-minute steps.
+    case invalidDuration
+    /// More than `SessionRules.maxPurposeCharacters`, or empty.
+    case invalidPurpose
+    /// A new time is needed (propose, reschedule, ask_reschedule) and none was given.
+    case missingStart
+    /// Joining outside the window (from `joinEarlySeconds` before the start until the end).
+    case outsideJoinWindow
+    /// The new slot overlaps this session of one of the participants.
+    case conflict(Session)
+}
+
+public enum SessionRules {
+    public static let durations = stride(from: 15, through: 60, by: 5)
+    public static let maxPurposeCharacters = 200
+}
+
+/// What the book tells the shell besides changed sessions.
+public enum SessionNotice: Equatable, Sendable {
+    /// The coach joined: the client's Join button lights up on every device.
+    case coachJoined(sessionID: String)
+    /// The session starts within `reminderSeconds`.
+    case startingSoon(sessionID: String)
+}
+
+/// Every session, with the rule no timer, command or interleaving may break: **no user is in two overlapping
+/// sessions that hold time** (`scheduled`, `reschedule_requested` on its current slot, `in_progress`). Pure and
+/// single-threaded: the shell runs it on one thread, so the overlap check and the change are one step.
+public struct SessionBook: Sendable {
+    public struct Config: Sendable {
+        /// How long before the start a join is accepted (default 10 minutes).
+        public var joinEarlySeconds: Int64 = 600
+        /// The "starting soon" notice, this long before the start (default 10 minutes).
+        public var reminderSeconds: Int64 = 600
+        /// A session in progress completes by itself this long after its end (default 30 minutes).
+        public var autoCompleteAfterSeconds: Int64 = 1800
+        public init() {}
+    }
+
+    public private(set) var sessions: [String: Session] = [:]
+    public let config: Config
+
+    public init(config: Config = Config(), sessions: [Session] = []) {
+        self.config = config
+        for session in sessions { self.sessions[session.id] = session }
+    }
+
+    /// The result of a command: every session it changed (in the order they changed) and the notices.
+    public struct Outcome: Equatable, Sendable {
+        public var changed: [Session] = []
+        public var notices: [SessionNotice] = []
+    }
+
+    // MARK: Creating
+
+    /// A coach's invite (`proposedBy` coach) or a client's request for a call (`proposedBy` client) on their
+    /// thread. An invite into a slot the coach or client already holds waits in `needs_resolution`.
+    public mutating func create(id: String, threadID: String, coachID: String, clientID: String, by actor: SessionActor,
+                                start: Int64, durationMinutes: Int, purpose: String, meetURL: String,
+                                now: Int64) -> Result<Outcome, SessionError> {
+        guard actor != .system else { return .failure(.notParticipant) }
+        if let error = Self.validate(start: start, durationMinutes: durationMinutes, now: now) { return .failure(error) }
+        guard !purpose.isEmpty, purpose.count <= SessionRules.maxPurposeCharacters else { return .failure(.invalidPurpose) }
+        var session = Session(id: id, threadID: threadID, coachID: coachID, clientID: clientID, start: start,
+                              durationMinutes: durationMinutes, purpose: purpose, meetURL: meetURL,
+                              status: actor == .coach ? .invited : .requested, proposedBy: actor)
+        if actor == .coach, let existing = firstOverlap(with: session, start: start, end: session.end) {
+            session.held = .invited
+            session.conflictWith = existing.id
+            session.status = .needsResolution
+        }
+        sessions[id] = session
+        return .success(Outcome(changed: [session]))
+    }
+
+    // MARK: Acting
+
+    /// `action` on a session by one of its participants. `start` is the new time for `propose`, `reschedule`
+    /// and `ask_reschedule` (then it is the existing session's new start); `reason` goes with `cancel` and
+    /// `replace_existing`.
+    public mutating func act(_ action: SessionAction, sessionID: String, userID: String, start: Int64? = nil,
+                             reason: String? = nil, now: Int64) -> Result<Outcome, SessionError> {
+        guard let session = sessions[sessionID] else { return .failure(.notFound) }
+        guard let actor = session.actor(userID) else { return .failure(.notParticipant) }
+        return perform(action, on: session, by: actor, start: start, reason: reason, now: now)
+    }
+
+    /// The server's own actions that are due at `now` (expiry, missed, completion, reminders), applied.
+    public mutating func tick(now: Int64) -> Outcome {
+        var outcome = Outcome()
+        for id in sessions.keys.sorted() {
+            guard let session = sessions[id], let (action, isReminder) = due(session, now: now) else { continue }
+            if isReminder {
+                var reminded = session
+                reminded.reminded = true
+                sessions[id] = reminded
+                outcome.notices.append(.startingSoon(sessionID: id))
+                continue
+            }
+            if case .success(let step) = perform(action, on: session, by: .system, start: nil, reason: nil, now: now) {
+                outcome.changed += step.changed
+                outcome.notices += step.notices
+            }
+        }
+        return outcome
+    }
+
+    /// The next moment something is due for `session` (for the shell's timer), or nil.
+    public func nextDue(_ session: Session) -> Int64? {
+        switch session.status {
+        case .requested, .invited, .alternativeProposed, .needsResolution, .rescheduleRequested:
+            return session.start
+        case .scheduled:
+            return session.reminded ? session.end : min(session.start - config.reminderSeconds, session.end)
+        case .inProgress:
+            return session.end + config.autoCompleteAfterSeconds
+        case .completed, .cancelled, .declined, .expired, .missed:
+            return nil
+        }
+    }
+
+    /// Sessions of `userID` whose slot meets [from, to), by start.
+    public func calendar(of userID: String, from: Int64, to: Int64) -> [Session] {
+        sessions.values.filter { ($0.coachID == userID || $0.clientID == userID) && $0.start < to && $0.end > from }
+            .sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+    }
+
+    /// A coach's sessions waiting for a conflict decision (the dashboard badge).
+    public func pendingResolutions(ofCoach coachID: String) -> [Session] {
+        sessions.values.filter { $0.coachID == coachID && $0.status == .needsResolution }.sorted { $0.start < $1.start }
+    }
+
+    // MARK: The steps
+
+    private func due(_ session: Session, now: Int64) -> (SessionAction, reminder: Bool)? {
+        switch session.status {
+        case .requested, .invited, .alternativeProposed, .needsResolution, .rescheduleRequested:
+            return now >= session.start ? (.expire, false) : nil
+        case .scheduled:
+            if now >= session.end { return (.miss, false) }
+            if !session.reminded, now >= session.start - config.reminderSeconds { return (.expire, true) }
+            return nil
+        case .inProgress:
+            return now >= session.end + config.autoCompleteAfterSeconds ? (.expire, false) : nil
+        case .completed, .cancelled, .declined, .expired, .missed:
+            return nil
+        }
+    }
+
+    private mutating func perform(_ action: SessionAction, on session: Session, by actor: SessionActor, start: Int64?,
+                                  reason: String?, now: Int64) -> Result<Outcome, SessionError> {
+        let target: SessionMachine.Target
+        switch SessionMachine.next(session.status, action, by: actor, proposedBy: session.proposedBy) {
+        case .success(let next): target = next
+        case .failure(let refusal): return .failure(.refused(refusal))
+        }
+        var next = session
+        next.version += 1
+        var outcome = Outcome()
+        var alsoChanged: [Session] = []
+
+        switch (session.status, action) {
+        case (.requested, .propose), (.invited, .propose), (.alternativeProposed, .propose):
+            guard let start else { return .failure(.missingStart) }
+            if let error = Self.validate(start: start, durationMinutes: session.durationMinutes, now: now) { return .failure(error) }
+            if session.status == .invited {
+                next.proposedStart = start  // the client's alternative; the invite's slot stays until accepted
+            } else {
+                next.start = start  // the coach's own time: a new invite
+                next.proposedStart = nil
+            }
+            next.proposedBy = actor
+        case (.requested, .accept), (.invited, .accept), (.alternativeProposed, .accept):
+            if session.status == .alternativeProposed, let proposed = session.proposedStart { next.start = proposed }
+            next.proposedStart = nil
+            next.proposedBy = nil
+            if now >= next.start { return .failure(.startInPast) }
+            if let existing = firstOverlap(with: next, start: next.start, end: next.end) {
+                next.status = .needsResolution
+                next.held = .scheduled
+                next.conflictWith = existing.id
+                sessions[next.id] = next
+                return .success(Outcome(changed: [next]))
+            }
+        case (.alternativeProposed, .decline):
+            next.proposedStart = nil
+            next.proposedBy = .coach
+        case (.scheduled, .reschedule):
+            guard let start else { return .failure(.missingStart) }
+            if let error = Self.validate(start: start, durationMinutes: session.durationMinutes, now: now) { return .failure(error) }
+            let end = start + Int64(session.durationMinutes) * 60
+            if let existing = firstOverlap(with: session, start: start, end: end) { return .failure(.conflict(existing)) }
+            next.proposedStart = start
+            next.proposedBy = actor
+        case (.rescheduleRequested, .accept):
+            guard let proposed = session.proposedStart else { return .failure(.missingStart) }
+            let end = proposed + Int64(session.durationMinutes) * 60
+            if let existing = firstOverlap(with: session, start: proposed, end: end, ignoring: session.resolving) {
+                return .failure(.conflict(existing))
+            }
+            next.start = proposed
+            next.proposedStart = nil
+            next.proposedBy = nil
+            next.resolving = nil
+            sessions[next.id] = next.with(status: .scheduled, held: nil)
+            outcome.changed.append(sessions[next.id]!)
+            if let waiting = session.resolving { settle(waiting, freed: true, now: now, into: &outcome) }
+            return .success(outcome)
+        case (.rescheduleRequested, .decline), (.rescheduleRequested, .expire):
+            next.proposedStart = nil
+            next.proposedBy = nil
+            next.resolving = nil
+            sessions[next.id] = next.with(status: .scheduled, held: nil)
+            outcome.changed.append(sessions[next.id]!)
+            if let waiting = session.resolving { settle(waiting, freed: false, now: now, into: &outcome) }
+            return .success(outcome)
+        case (.scheduled, .join), (.inProgress, .join):
+            guard now >= session.start - config.joinEarlySeconds, now < session.end else { return .failure(.outsideJoinWindow) }
+            if actor == .coach && !session.coachJoined {
+                next.coachJoined = true
+                outcome.notices.append(.coachJoined(sessionID: session.id))
+            }
+        case (.needsResolution, .askReschedule):
+            guard let start else { return .failure(.missingStart) }
+            guard var existing = session.conflictWith.flatMap({ sessions[$0] }), existing.status == .scheduled else {
+                return .failure(.notFound)
+            }
+            if let error = Self.validate(start: start, durationMinutes: existing.durationMinutes, now: now) { return .failure(error) }
+            let end = start + Int64(existing.durationMinutes) * 60
+            // The existing session's new slot must be free, and must not take the slot it is freeing.
+            if let other = firstOverlap(with: existing, start: start, end: end) { return .failure(.conflict(other)) }
+            if session.overlaps(start: start, end: end) { return .failure(.conflict(session)) }
+            existing.version += 1
+            existing.status = .rescheduleRequested
+            existing.proposedStart = start
+            existing.proposedBy = .coach
+            existing.resolving = session.id
+            sessions[existing.id] = existing
+            alsoChanged.append(existing)
+        case (.needsResolution, .replaceExisting):
+            guard var existing = session.conflictWith.flatMap({ sessions[$0] }) else { return .failure(.notFound) }
+            if existing.status.holdsTime {
+                existing.version += 1
+                existing.status = .cancelled
+                existing.cancelReason = reason ?? "replaced"
+                existing.proposedStart = nil
+                existing.proposedBy = nil
+                sessions[existing.id] = existing
+                alsoChanged.append(existing)
+            }
+            outcome.changed = alsoChanged
+            settle(session.id, freed: true, now: now, into: &outcome)
+            return .success(outcome)
+        case (_, .cancel), (.needsResolution, .keepExisting):
+            next.cancelReason = reason ?? (action == .keepExisting ? "kept_existing" : nil)
+        default:
+            break
+        }
+
+        switch target {
+        case .status(let status):
+            sessions[next.id] = next.with(status: status, held: status == .needsResolution ? next.held : nil)
+        case .held:
+            sessions[next.id] = next.with(status: next.held ?? .invited, held: nil)
+        }
+        outcome.changed = alsoChanged + [sessions[next.id]!] + outcome.changed
+        // A conflict that ended without the coach's choice going through (kept, cancelled, expired): the
+        // existing session asked to move for it keeps its slot, the request withdrawn.
+        if session.status == .needsResolution, sessions[session.id]!.status.isFinal,
+           let asked = sessions.values.first(where: { $0.resolving == session.id && $0.status == .rescheduleRequested }) {
+            var withdrawn = asked.with(status: .scheduled, held: nil)
+            withdrawn.version += 1
+            sessions[asked.id] = withdrawn
+            outcome.changed.append(withdrawn)
+        }
+        // A session that was asked to free its slot for another and is now cancelled: the slot is free.
+        if let waiting = session.resolving, sessions[session.id]!.status != .rescheduleRequested {
+            settle(waiting, freed: !sessions[session.id]!.status.holdsTime, now: now, into: &outcome)
+        }
+        return .success(outcome)
+    }
+
+    /// A session waiting in `needs_resolution` learns whether its slot was freed: if so it goes on (or waits
+    /// on the next session it still overlaps), if not it is rejected.
+    private mutating func settle(_ id: String, freed: Bool, now: Int64, into outcome: inout Outcome) {
+        guard var waiting = sessions[id], waiting.status == .needsResolution else { return }
+        waiting.version += 1
+        if !freed || now >= waiting.start {
+            waiting.status = now >= waiting.start ? .expired : .declined
+            waiting.held = nil
+            waiting.conflictWith = nil
+        } else if let still = firstOverlap(with: waiting, start: waiting.start, end: waiting.end) {
+            waiting.conflictWith = still.id
+        } else {
+            waiting.status = waiting.held ?? .invited
+            waiting.held = nil
+            waiting.conflictWith = nil
+        }
+        sessions[id] = waiting
+        outcome.changed.append(waiting)
+    }
+
+    /// The first session (by start) that holds time, shares a participant with `session`, is not `session`
+    /// itself (nor `ignoring`), and meets [start, end).
+    func firstOverlap(with session: Session, start: Int64, end: Int64, ignoring: String? = nil) -> Session? {
+        sessions.values.filter { other in
+            other.id != session.id && other.id != ignoring && other.status.holdsTime
+                && (other.coachID == session.coachID || other.clientID == session.clientID
+                    || other.coachID == session.clientID || other.clientID == session.coachID)
+                && other.overlaps(start: start, end: end)
+        }.min { ($0.start, $0.id) < ($1.start, $1.id) }
+    }
+
+    static func validate(start: Int64, durationMinutes: Int, now: Int64) -> SessionError? {
+        if start <= now { return .startInPast }
+        if !SessionRules.durations.contains(durationMinutes) { return .invalidDuration }
+        return nil
+    }
+}
+
+extension Session {
+    func with(status: SessionStatus, held: SessionStatus?) -> Session {
+        var copy = self
+        copy.status = status
+        copy.held = held
+        if status != .needsResolution { copy.conflictWith = nil }
+        if status != .rescheduleRequested { copy.resolving = nil }
+        if ![.rescheduleRequested, .alternativeProposed, .invited, .requested, .needsResolution].contains(status) {
+            copy.proposedStart = nil
+            copy.proposedBy = nil
+        }
+        return copy
+    }
+}
