@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system libraries Spotter builds against, if any is missing:
-# libuv, OpenSSL and SQLite development files, and pkg-config to find them.
+# libuv, OpenSSL and SQLite development files, pkg-config to find them, and
+# tzdata (session times in each user's time zone).
 # Debian 12; runs apt-get as root, or through sudo when not root.
 set -euo pipefail
 
@@ -12,6 +13,8 @@ for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev; do
     if ! pkg-config --exists "$module" 2>/dev/null; then missing+=("$package"); fi
 done
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# The IANA time zone database: session times are shown in each user's zone.
+[ -e /usr/share/zoneinfo/America/New_York ] || missing+=(tzdata)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
