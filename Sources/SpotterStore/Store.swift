@@ -95,6 +95,10 @@ public final class Store: Sendable {
             try db.execute(sql: "CREATE INDEX refreshToken_revokedAt ON refreshToken(revokedAt) WHERE revokedAt IS NOT NULL")
         }
         migrator.registerMigration("v5-log") { db in try LogSchema.migrate(db) }
+        // Session times are shown in each user's own zone (an IANA name); accounts made before have UTC.
+        migrator.registerMigration("v6-time-zone") { db in
+            try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN timeZone TEXT NOT NULL DEFAULT 'UTC'"#)
+        }
         return migrator
     }()
 

@@ -48,6 +48,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     fuzzBody(OTPStartRequest.self, bytes) { _ in }
     fuzzBody(OTPVerifyRequest.self, bytes) { _ in }
     fuzzBody(LanguageRequest.self, bytes) { _ in }
+    fuzzBody(ProfileRequest.self, bytes) { _ in }
     fuzzBody(OnboardingRequest.self, bytes) { _ in }
     fuzzBody(CoachChoiceRequest.self, bytes) { _ in }
     fuzzBody(ProvisionRequest.self, bytes) { _ in }

@@ -4,7 +4,7 @@ import Testing
 /// The documented HTTP status of every code (contract table). Kept here independently of the source.
 let documentedStatus: [ErrorCode: Int] = [
     .badRequest: 400, .missingField: 400, .invalidEmail: 400, .invalidName: 400, .passwordTooShort: 400,
-    .passwordMismatch: 400, .invalidRole: 400, .invalidPhone: 400, .outOfRange: 400, .emailTaken: 409,
+    .passwordMismatch: 400, .invalidRole: 400, .invalidPhone: 400, .invalidTimeZone: 400, .outOfRange: 400, .emailTaken: 409,
     .invalidCredentials: 401, .unauthorized: 401, .tokenExpired: 401, .refreshTokenInvalid: 401,
     .refreshTokenReused: 401, .forbidden: 403, .notFound: 404, .methodNotAllowed: 405, .conflict: 409,
     .coachAlreadyAssigned: 409, .noCoachAssigned: 409, .coachChangePending: 409, .coachNotFound: 404,
@@ -31,7 +31,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 46)
+        #expect(ErrorCode.allCases.count == 47)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

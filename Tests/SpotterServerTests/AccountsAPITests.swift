@@ -40,6 +40,39 @@ struct AccountsAPITests {
         #expect(duplicate.errorMessage?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
     }
 
+    @Test func eachUserHasATimeZoneSetAtSignUpOrLaterAndSeenByTheSocket() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        func signUp(_ email: String, _ zone: String?) throws -> APIResponse {
+            var body: [String: Any] = ["role": "client", "full_name": "Sara", "email": email, "password": "secret1",
+                                       "password_confirmation": "secret1"]
+            body["time_zone"] = zone
+            return try api.call("POST", "/v1/auth/signup", body)
+        }
+        #expect(try signUp("utc@example.com", nil).object("user")?["time_zone"] as? String == "UTC")
+        let riyadh = try signUp("ry@example.com", "Asia/Riyadh")
+        #expect(riyadh.object("user")?["time_zone"] as? String == "Asia/Riyadh")
+        for bad in ["EST", "Mars/Olympus", "+03:00", "", String(repeating: "A/", count: 40)] {
+            let refused = try signUp("bad\(bad.count)@example.com", bad)
+            #expect(refused.status == 400 && refused.errorCode == "invalid_time_zone" && refused.errorField == "time_zone", "\(bad)")
+        }
+        let token = try #require(riyadh.string("access_token"))
+        let changed = try api.call("PUT", "/v1/me", ["time_zone": "America/New_York"], token: token)
+        #expect(changed.status == 200 && changed.string("time_zone") == "America/New_York")
+        #expect(changed.string("language") == "en")
+        let both = try api.call("PUT", "/v1/me", ["time_zone": "UTC", "language": "ar"], token: token)
+        #expect(both.string("time_zone") == "UTC" && both.string("language") == "ar")
+        #expect(try api.call("PUT", "/v1/me", [:], token: token).errorCode == "missing_field")
+        #expect(try api.call("PUT", "/v1/me", ["time_zone": "EST"], token: token).errorCode == "invalid_time_zone")
+        #expect(try api.call("PUT", "/v1/me", ["tz": "UTC"], token: token).errorCode == "unknown_field")
+        // The refused change changed nothing; the socket's hello (from memory) has the saved zone.
+        _ = try api.call("PUT", "/v1/me", ["time_zone": "Europe/London"], token: token)
+        let socket = try SpotterSocket(port: server.port, token: token)
+        #expect((socket.hello["user"] as? [String: Any])?["time_zone"] as? String == "Europe/London")
+        #expect(try api.call("GET", "/v1/me", token: token).string("time_zone") == "Europe/London")
+    }
+
     @Test func theProvisioningEndpointExistsOnlyWhenTheServerIsStartedForLoadTests() throws {
         let off = try TestServer { $0.loadTestProvisioning = false }
         defer { off.stop() }

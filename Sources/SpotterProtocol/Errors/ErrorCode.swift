@@ -19,6 +19,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case invalidRole = "invalid_role"
     /// 400: not a Saudi mobile number.
     case invalidPhone = "invalid_phone"
+    /// 400: not an IANA time zone name (such as Asia/Riyadh) or UTC.
+    case invalidTimeZone = "invalid_time_zone"
     /// 400: a value outside its allowed range.
     case outOfRange = "out_of_range"
     /// 409: an account already uses this email address.
@@ -135,6 +137,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .invalidPhone:
             return (400, "Enter a valid Saudi mobile number, such as +966 5X XXX XXXX.",
                     "أدخل رقم جوال سعوديًا صحيحًا، مثل +966 5X XXX XXXX.")
+        case .invalidTimeZone:
+            return (400, "Choose a time zone by its name, such as Asia/Riyadh, or UTC.",
+                    "اختر المنطقة الزمنية باسمها، مثل Asia/Riyadh، أو UTC.")
         case .outOfRange:
             return (400, "This value is outside the allowed range.",
                     "هذه القيمة خارج النطاق المسموح به.")

@@ -9,19 +9,24 @@ public struct SignUpRequest: Codable, Sendable, Equatable {
     public var email: String?
     public var password: String?
     public var passwordConfirmation: String?
+    /// An IANA time zone name; UTC when absent.
+    public var timeZone: String?
 
-    public init(role: String?, fullName: String?, email: String?, password: String?, passwordConfirmation: String?) {
+    public init(role: String?, fullName: String?, email: String?, password: String?, passwordConfirmation: String?,
+                timeZone: String? = nil) {
         self.role = role
         self.fullName = fullName
         self.email = email
         self.password = password
         self.passwordConfirmation = passwordConfirmation
+        self.timeZone = timeZone
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case role, email, password
         case fullName = "full_name"
         case passwordConfirmation = "password_confirmation"
+        case timeZone = "time_zone"
     }
 }
 
@@ -92,8 +97,11 @@ public struct UserView: Codable, Sendable, Equatable {
     public var phone: String?
     public var language: String
     public var onboardingCompleted: Bool
+    /// IANA name; session times in system messages are shown in it.
+    public var timeZone: String
 
-    public init(id: String, role: String, fullName: String?, email: String?, phone: String?, language: String, onboardingCompleted: Bool) {
+    public init(id: String, role: String, fullName: String?, email: String?, phone: String?, language: String,
+                onboardingCompleted: Bool, timeZone: String = "UTC") {
         self.id = id
         self.role = role
         self.fullName = fullName
@@ -101,12 +109,14 @@ public struct UserView: Codable, Sendable, Equatable {
         self.phone = phone
         self.language = language
         self.onboardingCompleted = onboardingCompleted
+        self.timeZone = timeZone
     }
 
     enum CodingKeys: String, CodingKey {
         case id, role, email, phone, language
         case fullName = "full_name"
         case onboardingCompleted = "onboarding_completed"
+        case timeZone = "time_zone"
     }
 }
 
@@ -133,6 +143,20 @@ public struct SessionResponse: Codable, Sendable, Equatable {
         case tokenType = "token_type"
         case expiresIn = "expires_in"
         case refreshToken = "refresh_token"
+    }
+}
+
+/// `PUT /v1/me`: the profile settings to change (at least one).
+public struct ProfileRequest: Codable, Sendable, Equatable {
+    public var language: String?
+    public var timeZone: String?
+    public init(language: String?, timeZone: String?) {
+        self.language = language
+        self.timeZone = timeZone
+    }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case language
+        case timeZone = "time_zone"
     }
 }
 

@@ -193,6 +193,7 @@ extension UserView {
         json.field("onboarding_completed", onboardingCompleted)
         json.field("phone", phone)
         json.field("role", role)
+        json.field("time_zone", timeZone)
         return json.finish()
     }
 }

@@ -71,6 +71,9 @@ extension OTPStartRequest: KnownFields {
 extension OTPVerifyRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
+extension ProfileRequest: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
 extension LanguageRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }

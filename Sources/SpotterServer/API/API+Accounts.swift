@@ -14,6 +14,7 @@ extension API {
         let email = try AccountRules.normalizeEmail(rawEmail)
         guard let password = body.password else { throw APIError(.missingField, field: "password") }
         try AccountRules.checkPassword(password, confirmation: body.passwordConfirmation ?? "")
+        let timeZone = try body.timeZone.map { raw throws(APIError) in try TimeZoneRules.check(raw) } ?? "UTC"
         try limit(&signupsByAddress, "addr:" + peer, check: false)
         let services = self.services
         let preferred = language.rawValue
@@ -22,7 +23,7 @@ extension API {
             let hash = services.hasher.hash(password)  // slow on purpose: on the hashing threads
             var user = try services.accounts.createUser(
                 id: SecureRandom.uuid(), role: role.rawValue, fullName: name, email: email, phone: nil,
-                passwordHash: hash, now: now)
+                passwordHash: hash, timeZone: timeZone, now: now)
             if preferred != user.language {
                 try services.accounts.setLanguage(userID: user.id, preferred)
                 user.language = preferred
@@ -222,6 +223,21 @@ extension API {
             try services.accounts.setLanguage(userID: actor.userID, chosen.rawValue)
             guard let user = try services.accounts.user(id: actor.userID) else { throw APIError(.unauthorized) }
             return user.view
+        }
+    }
+
+    /// `PUT /v1/me`: the language and/or the time zone, checked, saved together; answers the user.
+    func updateProfile(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let body = try JSON.decode(ProfileRequest.self, from: request.body)
+        guard body.language != nil || body.timeZone != nil else { throw APIError(.missingField, field: "time_zone") }
+        let chosen = try body.language.map { raw throws(APIError) in
+            guard let chosen = Language(rawValue: raw) else { throw APIError(.badRequest, field: "language") }
+            return chosen
+        }
+        let timeZone = try body.timeZone.map { raw throws(APIError) in try TimeZoneRules.check(raw) }
+        let services = self.services
+        run(chosen ?? language, respond) { () -> UserView in
+            try services.accounts.updateProfile(userID: actor.userID, language: chosen?.rawValue, timeZone: timeZone).view
         }
     }
 

@@ -109,6 +109,7 @@ final class API {
         Endpoint("POST", "auth/otp/verify", auth: false) { try $0.verifyOTP($1.request, peer: $1.peer, $1.language, $1.respond) },
         Endpoint("GET", "me") { $0.me($1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/language") { try $0.setLanguage($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("PUT", "me") { try $0.updateProfile($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "coaches") { $0.listCoaches($1.language, $1.respond) },
         Endpoint("GET", "me/coach") { try $0.myCoach($1.signedIn, $1.language, $1.respond) },

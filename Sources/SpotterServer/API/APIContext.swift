@@ -67,7 +67,7 @@ struct APIServices: Sendable {
 extension UserRecord {
     var view: UserView {
         UserView(id: id, role: role, fullName: fullName, email: email, phone: phone, language: language,
-                 onboardingCompleted: onboardingCompleted)
+                 onboardingCompleted: onboardingCompleted, timeZone: timeZone)
     }
 }
 

@@ -13,9 +13,11 @@ public struct UserRecord: Sendable, Equatable {
     public var language: String
     public var onboardingCompleted: Bool
     public var createdAt: Int64
+    /// An IANA time zone name ("Asia/Riyadh"), "UTC" unless the user chose one.
+    public var timeZone: String
 
     public init(id: String, role: String, fullName: String?, email: String?, phone: String?, passwordHash: String?,
-                language: String, onboardingCompleted: Bool, createdAt: Int64) {
+                language: String, onboardingCompleted: Bool, createdAt: Int64, timeZone: String = "UTC") {
         self.id = id
         self.role = role
         self.fullName = fullName
@@ -25,12 +27,13 @@ public struct UserRecord: Sendable, Equatable {
         self.language = language
         self.onboardingCompleted = onboardingCompleted
         self.createdAt = createdAt
+        self.timeZone = timeZone
     }
 
     init(row: Row) {
         self.init(id: row["id"], role: row["role"], fullName: row["fullName"], email: row["email"], phone: row["phone"],
                   passwordHash: row["passwordHash"], language: row["language"],
-                  onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"])
+                  onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"], timeZone: row["timeZone"])
     }
 }
 

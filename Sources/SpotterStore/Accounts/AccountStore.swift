@@ -44,7 +44,7 @@ public struct AccountStore: Sendable {
     /// when another user already has that email or phone (both stored as given: normalize first).
     @discardableResult
     public func createUser(id: String, role: String, fullName: String?, email: String?, phone: String?,
-                           passwordHash: String?, now: Int64) throws -> UserRecord {
+                           passwordHash: String?, timeZone: String = "UTC", now: Int64) throws -> UserRecord {
         try write({ db in
             if let email, try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE email = ?"#, arguments: [email]) != nil {
                 throw AccountStoreError.emailTaken
@@ -53,9 +53,9 @@ public struct AccountStore: Sendable {
                 throw AccountStoreError.phoneTaken
             }
             try db.execute(sql: """
-                INSERT INTO "user" (id, role, fullName, email, phone, passwordHash, createdAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id, role, fullName, email, phone, passwordHash, now])
+                INSERT INTO "user" (id, role, fullName, email, phone, passwordHash, createdAt, timeZone)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, role, fullName, email, phone, passwordHash, now, timeZone])
             if role == "coach" {
                 try db.execute(sql: "INSERT INTO coach (userId) VALUES (?)", arguments: [id])
             }
@@ -107,8 +107,16 @@ public struct AccountStore: Sendable {
 
     /// Sets the user's preferred language. Throws `.notFound` for an unknown user.
     public func setLanguage(userID: String, _ language: String) throws {
+        try updateProfile(userID: userID, language: language, timeZone: nil)
+    }
+
+    /// Sets the preferred language and/or the time zone (an IANA name, checked by the caller) in one
+    /// transaction; returns the user as stored. Throws `.notFound` for an unknown user.
+    @discardableResult
+    public func updateProfile(userID: String, language: String?, timeZone: String?) throws -> UserRecord {
         try write({ db -> UserRecord in
-            try db.execute(sql: #"UPDATE "user" SET language = ? WHERE id = ?"#, arguments: [language, userID])
+            try db.execute(sql: #"UPDATE "user" SET language = COALESCE(?, language), timeZone = COALESCE(?, timeZone) WHERE id = ?"#,
+                           arguments: [language, timeZone, userID])
             if db.changesCount == 0 { throw AccountStoreError.notFound }
             guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
             return user
