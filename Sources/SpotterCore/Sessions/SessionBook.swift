@@ -238,27 +238,21 @@ public struct SessionBook: Sendable {
             if let existing = firstOverlap(with: session, start: start, end: end) { return .failure(.conflict(existing)) }
             next.proposedStart = start
             next.proposedBy = actor
-        case (.rescheduleRequested, .accept):
-            guard let proposed = session.proposedStart else { return .failure(.missingStart) }
-            let end = proposed + Int64(session.durationMinutes) * 60
-            if let existing = firstOverlap(with: session, start: proposed, end: end, ignoring: session.resolving) {
-                return .failure(.conflict(existing))
+        case (.rescheduleRequested, .accept), (.rescheduleRequested, .decline), (.rescheduleRequested, .expire):
+            // Accepted, the session moves (if the new slot is still free); otherwise it keeps its slot. Either
+            // way a session waiting for this slot learns whether it was freed.
+            let moves = action == .accept
+            if moves {
+                guard let proposed = session.proposedStart else { return .failure(.missingStart) }
+                let end = proposed + Int64(session.durationMinutes) * 60
+                if let existing = firstOverlap(with: session, start: proposed, end: end, ignoring: session.resolving) {
+                    return .failure(.conflict(existing))
+                }
+                next.start = proposed
             }
-            next.start = proposed
-            next.proposedStart = nil
-            next.proposedBy = nil
-            next.resolving = nil
             sessions[next.id] = next.with(status: .scheduled, held: nil)
             outcome.changed.append(sessions[next.id]!)
-            if let waiting = session.resolving { settle(waiting, freed: true, now: now, into: &outcome) }
-            return .success(outcome)
-        case (.rescheduleRequested, .decline), (.rescheduleRequested, .expire):
-            next.proposedStart = nil
-            next.proposedBy = nil
-            next.resolving = nil
-            sessions[next.id] = next.with(status: .scheduled, held: nil)
-            outcome.changed.append(sessions[next.id]!)
-            if let waiting = session.resolving { settle(waiting, freed: false, now: now, into: &outcome) }
+            if let waiting = session.resolving { settle(waiting, freed: moves, now: now, into: &outcome) }
             return .success(outcome)
         case (.scheduled, .join), (.inProgress, .join):
             guard now >= session.start - config.joinEarlySeconds, now < session.end else { return .failure(.outsideJoinWindow) }

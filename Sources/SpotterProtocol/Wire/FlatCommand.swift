@@ -124,20 +124,17 @@ public struct FlatFields {
     /// `.some(nil)` when absent, `.some(value)` for a string, nil for an integer (a type mismatch the general
     /// path words).
     public func string(_ key: String) -> String?? {
-        switch values[key] {
-        case nil: return .some(nil)
-        case .string(let value)?: return .some(value)
-        case .integer?: return nil
-        }
+        field(key) { if case .string(let value) = $0 { value } else { nil } }
     }
 
     /// `.some(nil)` when absent, `.some(value)` for an integer, nil for a string.
     public func integer(_ key: String) -> Int64?? {
-        switch values[key] {
-        case nil: return .some(nil)
-        case .integer(let value)?: return .some(value)
-        case .string?: return nil
-        }
+        field(key) { if case .integer(let value) = $0 { value } else { nil } }
+    }
+
+    private func field<T>(_ key: String, _ typed: (FlatCommand.Value) -> T?) -> T?? {
+        guard let value = values[key] else { return .some(nil) }
+        return typed(value).map { .some($0) } ?? nil
     }
 }
 
