@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "spotter", targets: ["spotter"]),
         .executable(name: "spotter-echo-bench", targets: ["EchoBench"]),
         .executable(name: "spotter-load", targets: ["LoadGenerator"]),
+        .executable(name: "spotter-session-bench", targets: ["SessionBench"]),
     ],
     // Exact versions: this is an application, and a fresh clone must build what was tested. (Package.resolved
     // stays out of git: this machine's package mirror has its own commit ids.)
@@ -104,6 +105,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "LoadTests/LoadGenerator"
+        ),
+
+        // The session book's calendar and booking, timed without sockets or disk.
+        .executableTarget(
+            name: "SessionBench",
+            dependencies: [
+                "SpotterCore",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "LoadTests/SessionBench"
         ),
 
         // Shared test helpers: a small blocking WebSocket/HTTP client and a

@@ -282,5 +282,14 @@ struct SessionBookTests {
             if overlapping.isEmpty == false { return }
         }
         #expect(Set(book.sessions.values.map(\.status)).count > 3, "seed \(seed): the run explored little")
+        // A book rebuilt from its sessions (a restart) answers the same: calendars, pending resolutions, timers.
+        var rebuilt = SessionBook(sessions: Array(book.sessions.values))
+        for user in coaches + clients {
+            #expect(rebuilt.calendar(of: user, from: 0, to: .max) == book.calendar(of: user, from: 0, to: .max))
+            #expect(rebuilt.pendingResolutions(ofCoach: user) == book.pendingResolutions(ofCoach: user))
+        }
+        let later = now + 48 * Self.hour
+        #expect(rebuilt.tick(now: later) == book.tick(now: later), "seed \(seed)")
+        #expect(rebuilt.sessions == book.sessions)
     }
 }

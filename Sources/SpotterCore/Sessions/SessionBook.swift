@@ -83,12 +83,51 @@ public struct SessionBook: Sendable {
         public init() {}
     }
 
-    public private(set) var sessions: [String: Session] = [:]
     public let config: Config
+    /// Every session, in creation order; `index` finds one by id.
+    private var storage: [Session] = []
+    private var index: [String: Int] = [:]
+    /// Each user's sessions (positions in `storage`, in creation order): overlap checks and calendars read only
+    /// these, so their cost follows one user's sessions, not everyone's. A session's participants never change.
+    private var byUser: [String: [Int]] = [:]
+    /// Sessions not yet final: what the timers look at.
+    private var open: Set<Int> = []
 
     public init(config: Config = Config(), sessions: [Session] = []) {
         self.config = config
-        for session in sessions { self.sessions[session.id] = session }
+        for session in sessions { insert(session) }
+    }
+
+    public subscript(id: String) -> Session? {
+        index[id].map { storage[$0] }
+    }
+
+    /// Every session by id (a copy of the whole book: for tests and inspection).
+    public var sessions: [String: Session] {
+        Dictionary(uniqueKeysWithValues: storage.map { ($0.id, $0) })
+    }
+
+    public var count: Int { storage.count }
+
+    private mutating func insert(_ session: Session) {
+        let position = storage.count
+        storage.append(session)
+        index[session.id] = position
+        byUser[session.coachID, default: []].append(position)
+        byUser[session.clientID, default: []].append(position)
+        if !session.status.isFinal { open.insert(position) }
+    }
+
+    /// Stores a changed session (never a new one: `insert`), and drops it from the timers once final.
+    private mutating func store(_ session: Session) {
+        guard let position = index[session.id] else { return insert(session) }
+        storage[position] = session
+        if session.status.isFinal { open.remove(position) }
+    }
+
+    /// `userID`'s sessions, in creation order.
+    private func sessions(of userID: String) -> [Session] {
+        (byUser[userID] ?? []).map { storage[$0] }
     }
 
     /// The result of a command: every session it changed (in the order they changed) and the notices.
@@ -115,7 +154,7 @@ public struct SessionBook: Sendable {
             session.conflictWith = existing.id
             session.status = .needsResolution
         }
-        sessions[id] = session
+        insert(session)
         return .success(Outcome(changed: [session]))
     }
 
@@ -126,7 +165,7 @@ public struct SessionBook: Sendable {
     /// `replace_existing`.
     public mutating func act(_ action: SessionAction, sessionID: String, userID: String, start: Int64? = nil,
                              reason: String? = nil, now: Int64) -> Result<Outcome, SessionError> {
-        guard let session = sessions[sessionID] else { return .failure(.notFound) }
+        guard let session = self[sessionID] else { return .failure(.notFound) }
         guard let actor = session.actor(userID) else { return .failure(.notParticipant) }
         return perform(action, on: session, by: actor, start: start, reason: reason, now: now)
     }
@@ -134,12 +173,15 @@ public struct SessionBook: Sendable {
     /// The server's own actions that are due at `now` (expiry, missed, completion, reminders), applied.
     public mutating func tick(now: Int64) -> Outcome {
         var outcome = Outcome()
-        for id in sessions.keys.sorted() {
-            guard let session = sessions[id], let (action, isReminder) = due(session, now: now) else { continue }
+        // In order of start (then id), whatever order the book was built in: a restarted server does the same.
+        let due = open.sorted { (storage[$0].start, storage[$0].id) < (storage[$1].start, storage[$1].id) }
+        for position in due {
+            let session = storage[position], id = session.id
+            guard let (action, isReminder) = self.due(session, now: now) else { continue }
             if isReminder {
                 var reminded = session
                 reminded.reminded = true
-                sessions[id] = reminded
+                store(reminded)
                 outcome.notices.append(.startingSoon(sessionID: id))
                 continue
             }
@@ -167,13 +209,14 @@ public struct SessionBook: Sendable {
 
     /// Sessions of `userID` whose slot meets [from, to), by start.
     public func calendar(of userID: String, from: Int64, to: Int64) -> [Session] {
-        sessions.values.filter { ($0.coachID == userID || $0.clientID == userID) && $0.start < to && $0.end > from }
-            .sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+        (byUser[userID] ?? []).compactMap { position in
+            storage[position].start < to && storage[position].end > from ? storage[position] : nil
+        }.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
     }
 
     /// A coach's sessions waiting for a conflict decision (the dashboard badge).
     public func pendingResolutions(ofCoach coachID: String) -> [Session] {
-        sessions.values.filter { $0.coachID == coachID && $0.status == .needsResolution }.sorted { $0.start < $1.start }
+        sessions(of: coachID).filter { $0.coachID == coachID && $0.status == .needsResolution }.sorted { $0.start < $1.start }
     }
 
     // MARK: The steps
@@ -225,7 +268,7 @@ public struct SessionBook: Sendable {
                 next.status = .needsResolution
                 next.held = .scheduled
                 next.conflictWith = existing.id
-                sessions[next.id] = next
+                store(next)
                 return .success(Outcome(changed: [next]))
             }
         case (.alternativeProposed, .decline):
@@ -250,8 +293,8 @@ public struct SessionBook: Sendable {
                 }
                 next.start = proposed
             }
-            sessions[next.id] = next.with(status: .scheduled, held: nil)
-            outcome.changed.append(sessions[next.id]!)
+            store(next.with(status: .scheduled, held: nil))
+            outcome.changed.append(self[next.id]!)
             if let waiting = session.resolving { settle(waiting, freed: moves, now: now, into: &outcome) }
             return .success(outcome)
         case (.scheduled, .join), (.inProgress, .join):
@@ -262,7 +305,7 @@ public struct SessionBook: Sendable {
             }
         case (.needsResolution, .askReschedule):
             guard let start else { return .failure(.missingStart) }
-            guard var existing = session.conflictWith.flatMap({ sessions[$0] }), existing.status == .scheduled else {
+            guard var existing = session.conflictWith.flatMap({ self[$0] }), existing.status == .scheduled else {
                 return .failure(.notFound)
             }
             if let error = Self.validate(start: start, durationMinutes: existing.durationMinutes, now: now) { return .failure(error) }
@@ -275,17 +318,17 @@ public struct SessionBook: Sendable {
             existing.proposedStart = start
             existing.proposedBy = .coach
             existing.resolving = session.id
-            sessions[existing.id] = existing
+            store(existing)
             alsoChanged.append(existing)
         case (.needsResolution, .replaceExisting):
-            guard var existing = session.conflictWith.flatMap({ sessions[$0] }) else { return .failure(.notFound) }
+            guard var existing = session.conflictWith.flatMap({ self[$0] }) else { return .failure(.notFound) }
             if existing.status.holdsTime {
                 existing.version += 1
                 existing.status = .cancelled
                 existing.cancelReason = reason ?? "replaced"
                 existing.proposedStart = nil
                 existing.proposedBy = nil
-                sessions[existing.id] = existing
+                store(existing)
                 alsoChanged.append(existing)
             }
             outcome.changed = alsoChanged
@@ -299,23 +342,23 @@ public struct SessionBook: Sendable {
 
         switch target {
         case .status(let status):
-            sessions[next.id] = next.with(status: status, held: status == .needsResolution ? next.held : nil)
+            store(next.with(status: status, held: status == .needsResolution ? next.held : nil))
         case .held:
-            sessions[next.id] = next.with(status: next.held ?? .invited, held: nil)
+            store(next.with(status: next.held ?? .invited, held: nil))
         }
-        outcome.changed = alsoChanged + [sessions[next.id]!] + outcome.changed
+        outcome.changed = alsoChanged + [self[next.id]!] + outcome.changed
         // A conflict that ended without the coach's choice going through (kept, cancelled, expired): the
         // existing session asked to move for it keeps its slot, the request withdrawn.
-        if session.status == .needsResolution, sessions[session.id]!.status.isFinal,
-           let asked = sessions.values.first(where: { $0.resolving == session.id && $0.status == .rescheduleRequested }) {
+        if session.status == .needsResolution, self[session.id]!.status.isFinal,
+           let asked = sessions(of: session.coachID).first(where: { $0.resolving == session.id && $0.status == .rescheduleRequested }) {
             var withdrawn = asked.with(status: .scheduled, held: nil)
             withdrawn.version += 1
-            sessions[asked.id] = withdrawn
+            store(withdrawn)
             outcome.changed.append(withdrawn)
         }
         // A session that was asked to free its slot for another and is now cancelled: the slot is free.
-        if let waiting = session.resolving, sessions[session.id]!.status != .rescheduleRequested {
-            settle(waiting, freed: !sessions[session.id]!.status.holdsTime, now: now, into: &outcome)
+        if let waiting = session.resolving, self[session.id]!.status != .rescheduleRequested {
+            settle(waiting, freed: !self[session.id]!.status.holdsTime, now: now, into: &outcome)
         }
         return .success(outcome)
     }
@@ -323,7 +366,7 @@ public struct SessionBook: Sendable {
     /// A session waiting in `needs_resolution` learns whether its slot was freed: if so it goes on (or waits
     /// on the next session it still overlaps), if not it is rejected.
     private mutating func settle(_ id: String, freed: Bool, now: Int64, into outcome: inout Outcome) {
-        guard var waiting = sessions[id], waiting.status == .needsResolution else { return }
+        guard var waiting = self[id], waiting.status == .needsResolution else { return }
         waiting.version += 1
         if !freed || now >= waiting.start {
             waiting.status = now >= waiting.start ? .expired : .declined
@@ -336,19 +379,25 @@ public struct SessionBook: Sendable {
             waiting.held = nil
             waiting.conflictWith = nil
         }
-        sessions[id] = waiting
+        store(waiting)
         outcome.changed.append(waiting)
     }
 
     /// The first session (by start) that holds time, shares a participant with `session`, is not `session`
     /// itself (nor `ignoring`), and meets [start, end).
     func firstOverlap(with session: Session, start: Int64, end: Int64, ignoring: String? = nil) -> Session? {
-        sessions.values.filter { other in
-            other.id != session.id && other.id != ignoring && other.status.holdsTime
-                && (other.coachID == session.coachID || other.clientID == session.clientID
-                    || other.coachID == session.clientID || other.clientID == session.coachID)
-                && other.overlaps(start: start, end: end)
-        }.min { ($0.start, $0.id) < ($1.start, $1.id) }
+        var best: Int?
+        for list in [byUser[session.coachID], byUser[session.clientID]] {
+            for position in list ?? [] {
+                // Read in place (no copy of the session) and the cheap tests first.
+                guard storage[position].status.holdsTime, storage[position].start < end, start < storage[position].end,
+                      storage[position].id != session.id, storage[position].id != ignoring else { continue }
+                if let current = best,
+                   (storage[current].start, storage[current].id) <= (storage[position].start, storage[position].id) { continue }
+                best = position
+            }
+        }
+        return best.map { storage[$0] }
     }
 
     static func validate(start: Int64, durationMinutes: Int, now: Int64) -> SessionError? {
