@@ -29,6 +29,7 @@ public final class Server: @unchecked Sendable {
     private let echo = EchoEndpoint()
     private(set) var api: API!
     private(set) var hub: MessagingHub!
+    private(set) var sessions: SessionDesk!
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
@@ -87,6 +88,8 @@ public final class Server: @unchecked Sendable {
     public func start(handleSignals: Bool = false) throws {
         let loaded = try chatLog.load()
         hub = MessagingHub(server: self, log: chatLog, loaded: loaded, maxInFlight: config.maxAppendsInFlight)
+        sessions = SessionDesk(hub: hub, sessions: loaded.sessions, meetBaseURL: config.meetBaseURL,
+                               directory: api.services.accounts.directory)
         logger.info("chat state loaded", metadata: [
             "threads": "\(hub.state.threadCount)", "replayed": "\(loaded.tail.count)"])
         // A peer that vanished must surface as EPIPE from write, not kill the process.
@@ -113,6 +116,7 @@ public final class Server: @unchecked Sendable {
             hub.state.dropIdleWindows(nowMilliseconds: loop.nowMilliseconds, idleMilliseconds: 10 * 60 * 1000)
         }
         checkpointTimer = checkpoint
+        sessions.start(loop: loop)
         if handleSignals {
             // A parent may have started us with these blocked (a test
             // runner's thread did); a server that ignores SIGTERM cannot be stopped.

@@ -71,6 +71,9 @@ public struct ServerConfig: Sendable {
     /// How often the chat views are checkpointed (a restart replays the log after the last one).
     public var checkpointIntervalMilliseconds: UInt64 = 1000
 
+    /// Video sessions: the meeting link is this base URL plus a room name with 128 random bits.
+    public var meetBaseURL = "https://meet.jit.si/"
+
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15
     /// Threads that hash passwords (scrypt, ~50-100 ms each at logN 15).

@@ -99,6 +99,10 @@ public final class Store: Sendable {
         migrator.registerMigration("v6-time-zone") { db in
             try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN timeZone TEXT NOT NULL DEFAULT 'UTC'"#)
         }
+        // Video sessions are `session` records (kind 3) in the log; a start reads them through this index.
+        migrator.registerMigration("v7-sessions") { db in
+            try db.execute(sql: "CREATE INDEX log_session ON log(pos) WHERE kind = 3")
+        }
         return migrator
     }()
 

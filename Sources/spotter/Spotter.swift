@@ -136,6 +136,12 @@ struct Serve: ParsableCommand {
         """)
     var loadTestProvisioning = false
 
+    @Option(help: """
+        Video sessions: the meeting link's base URL; a room name with 128 random bits is appended. \
+        [env: SPOTTER_MEET_BASE_URL] (default: https://meet.jit.si/)
+        """)
+    var meetBaseURL: String?
+
     func makeConfig() throws -> ServerConfig {
         var config = ServerConfig()
         config.host = host ?? env("SPOTTER_HOST") ?? config.host
@@ -153,6 +159,7 @@ struct Serve: ParsableCommand {
         config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
         config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
         config.loadTestProvisioning = loadTestProvisioning || env("SPOTTER_LOAD_TEST_PROVISIONING") == "1"
+        config.meetBaseURL = meetBaseURL ?? env("SPOTTER_MEET_BASE_URL") ?? config.meetBaseURL
         config.requestTimeoutSeconds = try requestTimeout ?? envInt("SPOTTER_REQUEST_TIMEOUT") ?? config.requestTimeoutSeconds
         config.maxHTTPConnections = try maxHTTPConnections ?? envInt("SPOTTER_MAX_HTTP_CONNECTIONS") ?? config.maxHTTPConnections
         config.hashThreads = try hashThreads ?? envInt("SPOTTER_HASH_THREADS") ?? config.hashThreads

@@ -13,7 +13,8 @@ let documentedStatus: [ErrorCode: Int] = [
     .upgradeRequired: 426, .originNotAllowed: 403, .headersTooLarge: 431, .notImplemented: 501,
     .httpVersionNotSupported: 505, .messageTooLong: 400, .invalidMessage: 400, .threadInactive: 409,
     .cursorExpired: 410, .unknownField: 400, .idempotencyConflict: 409, .sessionRevoked: 401, .requestTimeout: 408,
-    .serverBusy: 429,
+    .serverBusy: 429, .sessionNotFound: 404, .sessionActionNotAllowed: 409, .waitingForCoach: 409,
+    .sessionConflict: 409, .startInPast: 400, .invalidDuration: 400, .invalidPurpose: 400, .outsideJoinWindow: 409,
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -31,7 +32,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 47)
+        #expect(ErrorCode.allCases.count == 55)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

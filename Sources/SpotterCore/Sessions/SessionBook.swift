@@ -25,6 +25,31 @@ public struct Session: Equatable, Sendable {
     /// Changes so far (1 when created): a client can order two events about one session.
     public var version: Int = 1
 
+    public init(id: String, threadID: String, coachID: String, clientID: String, start: Int64, durationMinutes: Int,
+                purpose: String, meetURL: String, status: SessionStatus, proposedBy: SessionActor? = nil,
+                proposedStart: Int64? = nil, conflictWith: String? = nil, held: SessionStatus? = nil,
+                resolving: String? = nil, cancelReason: String? = nil, coachJoined: Bool = false, reminded: Bool = false,
+                version: Int = 1) {
+        self.id = id
+        self.threadID = threadID
+        self.coachID = coachID
+        self.clientID = clientID
+        self.start = start
+        self.durationMinutes = durationMinutes
+        self.purpose = purpose
+        self.meetURL = meetURL
+        self.status = status
+        self.proposedBy = proposedBy
+        self.proposedStart = proposedStart
+        self.conflictWith = conflictWith
+        self.held = held
+        self.resolving = resolving
+        self.cancelReason = cancelReason
+        self.coachJoined = coachJoined
+        self.reminded = reminded
+        self.version = version
+    }
+
     public var end: Int64 { start + Int64(durationMinutes) * 60 }
 
     public func actor(_ userID: String) -> SessionActor? {
@@ -121,6 +146,7 @@ public struct SessionBook: Sendable {
     /// Stores a changed session (never a new one: `insert`), and drops it from the timers once final.
     private mutating func store(_ session: Session) {
         guard let position = index[session.id] else { return insert(session) }
+        if touched[session.id] == nil { touched[session.id] = storage[position] }
         storage[position] = session
         if session.status.isFinal { open.remove(position) }
     }
@@ -134,7 +160,12 @@ public struct SessionBook: Sendable {
     public struct Outcome: Equatable, Sendable {
         public var changed: [Session] = []
         public var notices: [SessionNotice] = []
+        /// Each changed session as it was before the command (absent for one it created).
+        public var previous: [String: Session] = [:]
     }
+
+    /// Sessions changed by the operation under way, as they were before it (filled by `store`).
+    private var touched: [String: Session] = [:]
 
     // MARK: Creating
 
@@ -167,12 +198,20 @@ public struct SessionBook: Sendable {
                              reason: String? = nil, now: Int64) -> Result<Outcome, SessionError> {
         guard let session = self[sessionID] else { return .failure(.notFound) }
         guard let actor = session.actor(userID) else { return .failure(.notParticipant) }
-        return perform(action, on: session, by: actor, start: start, reason: reason, now: now)
+        touched = [:]
+        defer { touched = [:] }
+        return perform(action, on: session, by: actor, start: start, reason: reason, now: now).map { outcome in
+            var outcome = outcome
+            outcome.previous = touched
+            return outcome
+        }
     }
 
     /// The server's own actions that are due at `now` (expiry, missed, completion, reminders), applied.
     public mutating func tick(now: Int64) -> Outcome {
         var outcome = Outcome()
+        touched = [:]
+        defer { touched = [:] }
         // In order of start (then id), whatever order the book was built in: a restarted server does the same.
         let due = open.sorted { (storage[$0].start, storage[$0].id) < (storage[$1].start, storage[$1].id) }
         for position in due {
@@ -181,7 +220,9 @@ public struct SessionBook: Sendable {
             if isReminder {
                 var reminded = session
                 reminded.reminded = true
+                reminded.version += 1
                 store(reminded)
+                outcome.changed.append(reminded)  // logged, so it fires once across restarts
                 outcome.notices.append(.startingSoon(sessionID: id))
                 continue
             }
@@ -190,6 +231,7 @@ public struct SessionBook: Sendable {
                 outcome.notices += step.notices
             }
         }
+        outcome.previous = touched
         return outcome
     }
 

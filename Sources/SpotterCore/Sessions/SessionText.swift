@@ -9,11 +9,17 @@ public enum SessionText {
     /// The message for `after`, the session as `change` left it (`before` is how it was; nil when created).
     /// `recipient` is the side reading it; `actor` the side that made the change (nil for the server).
     public static func render(before: Session?, after: Session, actor: SessionActor?, recipient: SessionActor,
-                              language: Language, timeZone: TimeZone) -> String {
+                              language: Language, timeZone: TimeZone, action: SessionAction? = nil) -> String {
         let w = Words(language: language, timeZone: timeZone)
         let when = w.long(after.start)
         let length = w.duration(after.durationMinutes)
         let byYou = actor == recipient
+        if let before, before.status == after.status {
+            if after.reminded && !before.reminded { return w.lines(w.startingSoon, when) }
+            if after.status == .inProgress, let actor, actor != .system, action == .join || action == .leave {
+                return w.lines(w.joinedOrLeft(actor, joined: action == .join))
+            }
+        }
         switch (before?.status, after.status) {
         case (nil, .invited), (nil, .needsResolution):
             return w.lines(w.newSession, when, length, w.purpose(after.purpose))
@@ -134,6 +140,13 @@ public enum SessionText {
         var coachJoined: String { ar ? "🟢 انضم المدرب — بدأت الجلسة" : "🟢 Coach has joined — the session has started" }
         var completed: String { ar ? "✔️ اكتملت الجلسة" : "✔️ Session Completed" }
         var missed: String { ar ? "⚠️ فاتت الجلسة" : "⚠️ Session Missed" }
+        var startingSoon: String { ar ? "⏰ تبدأ الجلسة قريبًا" : "⏰ Session Starting Soon" }
+
+        func joinedOrLeft(_ side: SessionActor, joined: Bool) -> String {
+            let who = side == .client ? (ar ? "العميل" : "Client") : (ar ? "المدرب" : "Coach")
+            if ar { return joined ? "👋 انضم \(who) إلى الجلسة" : "👋 غادر \(who) الجلسة" }
+            return joined ? "👋 \(who) joined the session" : "👋 \(who) left the session"
+        }
 
         func alternativeBody(from: String, to: String) -> String {
             ar ? "يقترح العميل \(to) بدلاً من \(from)." : "Client proposes \(to) instead of \(from)."

@@ -97,6 +97,22 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case requestTimeout = "request_timeout"
     /// 429: too many sign-ins and sign-ups are being checked at once (password hashing is full); retry after `retry_after`.
     case serverBusy = "server_busy"
+    /// 404: no session with this id among yours.
+    case sessionNotFound = "session_not_found"
+    /// 409: the action is not one you may take in the session's status (the message's field names the action).
+    case sessionActionNotAllowed = "session_action_not_allowed"
+    /// 409: a client's join before the coach has started the session.
+    case waitingForCoach = "waiting_for_coach"
+    /// 409: the time overlaps another session of the coach or the client.
+    case sessionConflict = "session_conflict"
+    /// 400: a session start that is not in the future.
+    case startInPast = "start_in_past"
+    /// 400: a session duration other than 15–60 minutes in 5-minute steps.
+    case invalidDuration = "invalid_duration"
+    /// 400: a session purpose that is empty or longer than 200 characters.
+    case invalidPurpose = "invalid_purpose"
+    /// 409: a join before the join window opens (10 minutes before the start) or after the session's end.
+    case outsideJoinWindow = "outside_join_window"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -233,6 +249,30 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .invalidMessage:
             return (400, "This message cannot be sent. Check its content and try again.",
                     "لا يمكن إرسال هذه الرسالة. تحقق من محتواها وحاول مرة أخرى.")
+        case .sessionNotFound:
+            return (404, "This session does not exist, or it is not yours.",
+                    "هذه الجلسة غير موجودة، أو أنها ليست لك.")
+        case .sessionActionNotAllowed:
+            return (409, "This can't be done to the session in its current state. Refresh it to see what you can do.",
+                    "لا يمكن تنفيذ هذا الإجراء على الجلسة في حالتها الحالية. حدّثها لترى ما يمكنك فعله.")
+        case .waitingForCoach:
+            return (409, "Waiting for coach to start the session…",
+                    "بانتظار أن يبدأ المدرب الجلسة…")
+        case .sessionConflict:
+            return (409, "This time overlaps another session. Choose another time.",
+                    "يتعارض هذا الموعد مع جلسة أخرى. اختر موعدًا آخر.")
+        case .startInPast:
+            return (400, "Choose a start time in the future.",
+                    "اختر وقت بدء في المستقبل.")
+        case .invalidDuration:
+            return (400, "A session lasts 15 to 60 minutes, in steps of 5 minutes.",
+                    "تستمر الجلسة من 15 إلى 60 دقيقة، بخطوات من 5 دقائق.")
+        case .invalidPurpose:
+            return (400, "Describe the session's purpose in 1 to 200 characters.",
+                    "صف هدف الجلسة في 1 إلى 200 حرف.")
+        case .outsideJoinWindow:
+            return (409, "You can join from 10 minutes before the session starts until it ends.",
+                    "يمكنك الانضمام قبل بدء الجلسة بعشر دقائق وحتى نهايتها.")
         case .threadInactive:
             return (409, "This conversation is closed: the coaching relationship it belongs to has ended. Its history stays readable.",
                     "هذه المحادثة مغلقة: انتهت علاقة التدريب التي تخصها. يبقى سجلها متاحًا للقراءة.")

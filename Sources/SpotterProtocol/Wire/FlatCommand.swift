@@ -189,3 +189,15 @@ extension TypingCommand: SocketCommandBody {
         return TypingCommand(threadId: thread)
     }
 }
+
+extension SessionCreateCommand: SocketCommandBody {
+    public static var type: String { Mark.type }
+}
+
+extension SessionActCommand: SocketCommandBody {
+    public static let type = "session.act"
+}
+
+extension SessionsCommand: SocketCommandBody {
+    public static let type = "sessions"
+}

@@ -108,6 +108,18 @@ extension ResumeCommand: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
 
+/// Shared by both create commands (a generic type cannot hold a static stored property).
+private let sessionCreateFieldNames = Set(SessionCreateCommand<Invite>.CodingKeys.allCases.map(\.stringValue))
+extension SessionCreateCommand: KnownFields {
+    public static var fieldNames: Set<String> { sessionCreateFieldNames }
+}
+extension SessionActCommand: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
+extension SessionsCommand: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
+
 /// `me`: no fields of its own.
 public struct MeCommand: KnownFields, Equatable, Sendable {
     public static let fieldNames: Set<String> = []

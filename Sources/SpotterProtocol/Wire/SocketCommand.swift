@@ -34,6 +34,8 @@ public enum SocketCommand {
         let bodies: [any SocketCommandBody.Type] = [
             MeCommand.self, RefreshRequest.self, SendMessageCommand.self, ReceiptCommand<Delivered>.self,
             ReceiptCommand<Read>.self, ThreadsCommand.self, HistoryCommand.self, TypingCommand.self, ResumeCommand.self,
+            SessionCreateCommand<Invite>.self, SessionCreateCommand<CallRequest>.self, SessionActCommand.self,
+            SessionsCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

@@ -28,6 +28,7 @@ extension AppSocket {
         var table = CommandTable()
         registerAccountCommands(&table)
         registerMessagingCommands(&table)
+        registerSessionCommands(&table)
         return table
     }()
 

@@ -37,6 +37,8 @@ final class MessagingHub {
     private var waitingForWindow: [String: [() -> Void]] = [:]
     /// After a failed append: the state is being rebuilt from the store, and writes are refused.
     private(set) var reloading = false
+    /// Called with what the store holds once the state was rebuilt (the sessions reload from it).
+    var onReload: ((LoadedChat) -> Void)?
 
     init(server: Server, log: ChatLog, loaded: LoadedChat, broker: any Broker = InProcessBroker(), maxInFlight: Int) {
         self.server = server
@@ -103,6 +105,7 @@ final class MessagingHub {
             case .success(let loaded):
                 state = loaded.makeState()
                 resumeFloor = loaded.resumeFloor
+                onReload?(loaded)
                 log.resume()
                 reloading = false
                 server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])

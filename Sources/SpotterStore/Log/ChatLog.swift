@@ -1,7 +1,9 @@
 import GRDB
 import GRDBSQLite
 import Synchronization
+import FoundationEssentials
 import SpotterCore
+import SpotterProtocol
 
 /// A thread as the store holds it: participants, the checkpointed views, and whether it is the client's
 /// current link.
@@ -43,6 +45,32 @@ public struct LoadedChat: Sendable {
     public let tail: [ChatRecord]
     /// Cursors below this cannot be resumed (see `LogSchema`).
     public let resumeFloor: Int64
+    /// Every video session as its newest `session` record left it.
+    public let sessions: [Session]
+
+    public init(threads: [ThreadRow], names: [String: String], tail: [ChatRecord], resumeFloor: Int64,
+                sessions: [Session] = []) {
+        self.threads = threads
+        self.names = names
+        self.tail = tail
+        self.resumeFloor = resumeFloor
+        self.sessions = sessions
+    }
+
+    /// The newest state of each session among `records` (session records, oldest first).
+    public static func sessions(from records: [ChatRecord]) -> [Session] {
+        var byID: [String: Session] = [:]
+        var order: [String] = []
+        let decoder = JSONDecoder()
+        for record in records where record.kind == .session {
+            guard let body = record.body,
+                  let stored = try? decoder.decode(SessionRecordBody.self, from: Data(body.utf8)),
+                  let session = Session(view: stored.session) else { continue }
+            if byID[session.id] == nil { order.append(session.id) }
+            byID[session.id] = session
+        }
+        return order.compactMap { byID[$0] }
+    }
 
     /// A `ChatState` with every thread and the tail applied.
     public func makeState() -> ChatState {
@@ -265,8 +293,10 @@ public final class ChatLog: Sendable {
             let checkpoint: Int64 = mark?["pos"] ?? 0
             let tail = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE pos > ? AND kind >= 0 ORDER BY pos",
                                         arguments: [checkpoint]).map(ChatLog.record)
+            // Every session record, through the partial index on kind 3 (no scan of the messages).
+            let sessionRecords = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE kind = 3 ORDER BY pos").map(ChatLog.record)
             return LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
-                              resumeFloor: mark?["resumeFloor"] ?? 0)
+                              resumeFloor: mark?["resumeFloor"] ?? 0, sessions: LoadedChat.sessions(from: sessionRecords))
         }
     }
 

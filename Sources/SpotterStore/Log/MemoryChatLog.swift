@@ -96,7 +96,7 @@ public final class MemoryChatLog: ChatLogEngine {
                 return row
             }
             return LoadedChat(threads: threads, names: state.names, tail: Array(state.records.dropFirst(Int(state.mark))),
-                              resumeFloor: 0)
+                              resumeFloor: 0, sessions: LoadedChat.sessions(from: state.records))
         }
     }
 

@@ -1,0 +1,146 @@
+import FoundationEssentials
+
+/// A video session as both participants see it (Protocol/README "Video sessions"). Times are Unix seconds, UTC.
+public struct SessionView: Codable, Sendable, Equatable {
+    public var id: String
+    public var threadId: String
+    public var coachId: String
+    public var clientId: String
+    public var start: Int64
+    public var durationMinutes: Int
+    public var purpose: String
+    public var meetUrl: String
+    public var status: String
+    /// The side whose proposal is pending (`coach`/`client`), if any.
+    public var proposedBy: String?
+    /// The other time on the table: a client's alternative, or a reschedule request's new start.
+    public var proposedStart: Int64?
+    /// `needs_resolution`: the session this one overlaps, and the status it was headed for.
+    public var conflictWith: String?
+    public var heldStatus: String?
+    /// A reschedule asked of this session to free its slot for that session (a conflict resolution).
+    public var resolvingFor: String?
+    public var cancelReason: String?
+    public var coachJoined: Bool
+    public var reminded: Bool
+    /// Changes so far: a higher version is newer.
+    public var version: Int
+
+    public init(id: String, threadId: String, coachId: String, clientId: String, start: Int64, durationMinutes: Int,
+                purpose: String, meetUrl: String, status: String, proposedBy: String?, proposedStart: Int64?,
+                conflictWith: String?, heldStatus: String?, resolvingFor: String?, cancelReason: String?,
+                coachJoined: Bool, reminded: Bool, version: Int) {
+        self.id = id
+        self.threadId = threadId
+        self.coachId = coachId
+        self.clientId = clientId
+        self.start = start
+        self.durationMinutes = durationMinutes
+        self.purpose = purpose
+        self.meetUrl = meetUrl
+        self.status = status
+        self.proposedBy = proposedBy
+        self.proposedStart = proposedStart
+        self.conflictWith = conflictWith
+        self.heldStatus = heldStatus
+        self.resolvingFor = resolvingFor
+        self.cancelReason = cancelReason
+        self.coachJoined = coachJoined
+        self.reminded = reminded
+        self.version = version
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, start, purpose, status, version, reminded
+        case threadId = "thread_id"
+        case coachId = "coach_id"
+        case clientId = "client_id"
+        case durationMinutes = "duration_minutes"
+        case meetUrl = "meet_url"
+        case proposedBy = "proposed_by"
+        case proposedStart = "proposed_start"
+        case conflictWith = "conflict_with"
+        case heldStatus = "held_status"
+        case resolvingFor = "resolving_for"
+        case cancelReason = "cancel_reason"
+        case coachJoined = "coach_joined"
+    }
+}
+
+/// `session`: a session changed. Logged (it has a cursor and is replayed by `resume`). `change` says what
+/// happened (`created`, an action such as `accept`, or `starting_soon`); `message` is the system message the
+/// change posted, in the reader's language and time zone.
+public struct SessionEvent: Codable, Sendable, Equatable {
+    public var type = "session"
+    public var change: String
+    public var session: SessionView
+    public var message: String
+    public init(change: String, session: SessionView, message: String) {
+        self.change = change
+        self.session = session
+        self.message = message
+    }
+}
+
+/// `session.invite` (coach) and `session.request` (client): a new session on the sender's thread.
+public struct SessionCreateCommand<Mark: SessionCreateMark>: Codable, Sendable, Equatable {
+    public var threadId: String?
+    public var start: Int64?
+    public var durationMinutes: Int?
+    public var purpose: String?
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case start, purpose
+        case threadId = "thread_id"
+        case durationMinutes = "duration_minutes"
+    }
+}
+
+/// Which of the two create commands: its `type`.
+public protocol SessionCreateMark: Sendable {
+    static var type: String { get }
+}
+
+public enum Invite: SessionCreateMark {
+    public static let type = "session.invite"
+}
+
+public enum CallRequest: SessionCreateMark {
+    public static let type = "session.request"
+}
+
+/// `session.act`: an action on a session (`accept`, `decline`, `propose`, `reschedule`, `cancel`, `join`,
+/// `leave`, `complete`, `keep_existing`, `ask_reschedule`, `replace_existing`). `start` is the new time where
+/// one is needed; `reason` goes with `cancel` and `replace_existing`.
+public struct SessionActCommand: Codable, Sendable, Equatable {
+    public var sessionId: String?
+    public var action: String?
+    public var start: Int64?
+    public var reason: String?
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case action, start, reason
+        case sessionId = "session_id"
+    }
+}
+
+/// `sessions`: your sessions whose time meets [from, to) (default: the next 30 days), by start; for a coach,
+/// every client's. Also the coach's pending conflict resolutions.
+public struct SessionsCommand: Codable, Sendable, Equatable {
+    public var from: Int64?
+    public var to: Int64?
+    enum CodingKeys: String, CodingKey, CaseIterable { case from, to }
+}
+
+/// The reply to `sessions`.
+public struct SessionsResult: Codable, Sendable, Equatable {
+    public var sessions: [SessionView]
+    /// Sessions waiting for the coach's conflict decision (the dashboard badge); empty for a client.
+    public var pendingResolutions: Int
+    public init(sessions: [SessionView], pendingResolutions: Int) {
+        self.sessions = sessions
+        self.pendingResolutions = pendingResolutions
+    }
+    enum CodingKeys: String, CodingKey {
+        case sessions
+        case pendingResolutions = "pending_resolutions"
+    }
+}

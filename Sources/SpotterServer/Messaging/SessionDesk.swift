@@ -1,0 +1,159 @@
+import EventLoop
+import FoundationEssentials
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+
+/// Video sessions on the loop: runs `SessionBook` (so an overlap check and its change are one step), appends one
+/// `session` record per changed session, and once they are durable replies and publishes each record's events —
+/// a `session` event per participant, with the system message in the reader's language and time zone. A timer
+/// applies what is due (expiry, reminders, missed sessions, completion); its changes are records too, so each
+/// fires once across restarts. Loop thread only.
+final class SessionDesk {
+    unowned let hub: MessagingHub
+    private(set) var book: SessionBook
+    let meetBaseURL: String
+    let directory: UserDirectory?
+    private var timer: Timer?
+
+    init(hub: MessagingHub, sessions: [Session], meetBaseURL: String, directory: UserDirectory?) {
+        self.hub = hub
+        self.book = SessionBook(sessions: sessions)
+        self.meetBaseURL = meetBaseURL
+        self.directory = directory
+        hub.state.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
+        hub.onReload = { [unowned self] loaded in
+            book = SessionBook(config: book.config, sessions: loaded.sessions)
+            hub.state.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
+        }
+    }
+
+    /// Checks what is due once a second.
+    func start(loop: Loop) {
+        let timer = Timer(loop: loop)
+        timer.start(after: 1000, repeat: 1000) { [unowned self] in tick() }
+        self.timer = timer
+    }
+
+    // MARK: - Commands
+
+    func create<Mark>(_ command: SessionCreateCommand<Mark>, by userID: String, now: Int64,
+                      reply: @escaping (Result<String, APIError>) -> Void) {
+        let invite = Mark.self == Invite.self
+        do throws(APIError) {
+            guard !hub.isOverloaded else { throw APIError(.rateLimited, retryAfterSeconds: 1) }
+            guard let threadID = command.threadId else { throw APIError(.missingField, field: "thread_id") }
+            guard let start = command.start else { throw APIError(.missingField, field: "start") }
+            guard let minutes = command.durationMinutes else { throw APIError(.missingField, field: "duration_minutes") }
+            let (thread, side) = try hub.state.participant(threadID, userID)
+            guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
+            // The coach invites; the client asks for a call.
+            guard side == (invite ? .coach : .client) else { throw APIError(.forbidden, field: "type") }
+            let actor: SessionActor = side == .coach ? .coach : .client
+            let room = "spotter-" + SecureRandom.bytes(16).map { byte in
+                let hex = String(byte, radix: 16)
+                return byte < 16 ? "0" + hex : hex
+            }.joined()
+            let result = book.create(
+                id: SecureRandom.uuid(), threadID: thread.id, coachID: thread.coachID, clientID: thread.clientID,
+                by: actor, start: start, durationMinutes: minutes, purpose: command.purpose ?? "",
+                meetURL: meetBaseURL + room, now: now)
+            switch result {
+            case .success(let outcome):
+                commit(outcome, actor: actor, action: nil, now: now, reply: reply)
+            case .failure(let error):
+                throw APIError(session: error)
+            }
+        } catch {
+            reply(.failure(error))
+        }
+    }
+
+    func act(_ command: SessionActCommand, by userID: String, now: Int64, reply: @escaping (Result<String, APIError>) -> Void) {
+        guard !hub.isOverloaded else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
+        guard let id = command.sessionId else { return reply(.failure(APIError(.missingField, field: "session_id"))) }
+        guard let name = command.action else { return reply(.failure(APIError(.missingField, field: "action"))) }
+        // The server's own actions are not commands.
+        guard let action = SessionAction(rawValue: name), ![.confirm, .reject, .expire, .miss].contains(action) else {
+            return reply(.failure(APIError(.badRequest, field: "action")))
+        }
+        let actor = book[id]?.actor(userID)
+        switch book.act(action, sessionID: id, userID: userID, start: command.start, reason: command.reason, now: now) {
+        case .success(let outcome):
+            commit(outcome, actor: actor, action: action, now: now, reply: reply)
+        case .failure(let error):
+            reply(.failure(APIError(session: error)))
+        }
+    }
+
+    /// `sessions`: the user's sessions meeting [from, to), and (for a coach) the pending resolutions.
+    func list(_ command: SessionsCommand, by userID: String, now: Int64) -> Result<String, APIError> {
+        let from = command.from ?? now - 86_400
+        let to = command.to ?? now + 30 * 86_400
+        guard from < to, to - from <= 92 * 86_400 else { return .failure(APIError(.outOfRange, field: "to")) }
+        let result = SessionsResult(sessions: book.calendar(of: userID, from: from, to: to).map(\.view),
+                                    pendingResolutions: book.pendingResolutions(ofCoach: userID).count)
+        return .success(JSONText.encoder.encodeToString(result))
+    }
+
+    // MARK: - Timers
+
+    func tick() {
+        guard !hub.isOverloaded else { return }
+        let outcome = book.tick(now: unixNow())
+        guard !outcome.changed.isEmpty else { return }
+        commit(outcome, actor: .system, action: nil, now: unixNow(), reply: nil)
+    }
+
+    // MARK: - Records and events
+
+    /// Appends one record per changed session; on commit replies with the session the command was about (the
+    /// last one it changed) and publishes every record's events. A failed append reloads the book from the log.
+    private func commit(_ outcome: SessionBook.Outcome, actor: SessionActor?, action: SessionAction?, now: Int64,
+                        reply: ((Result<String, APIError>) -> Void)?) {
+        var records: [ChatRecord] = []
+        var previous = outcome.previous
+        for session in outcome.changed {
+            guard let thread = hub.state.thread(id: session.threadID) else { continue }
+            let old = previous[session.id]
+            previous[session.id] = session
+            let joined = outcome.notices.contains(.coachJoined(sessionID: session.id))
+            let reminded = outcome.notices.contains(.startingSoon(sessionID: session.id)) && old?.reminded == false
+            let change = old == nil ? "created" : joined ? "coach_joined" : reminded ? "starting_soon"
+                : (session.id == outcome.changed.last?.id ? action?.rawValue : nil) ?? "updated"
+            let body = SessionRecordBody(change: change, actor: actor, action: action, before: old, after: session)
+            records.append(ChatRecord(
+                kind: .session, threadNo: thread.no, side: actor == .client ? .client : .coach, seq: thread.lastSeq,
+                a: 0, b: actor == .coach ? 0 : actor == .client ? 1 : 2, ref: session.id,
+                body: JSONText.encoder.encodeToString(body), at: now))
+        }
+        let answer = outcome.changed.last.map { JSONText.encoder.encodeToString($0.view) } ?? "{}"
+        hub.append(records) { [self] result in
+            switch result {
+            case .success(let done):
+                reply?(.success(answer))
+                for record in done { hub.publish(record) }
+            case .failure(let error):
+                reply?(.failure(error))  // the hub reloads the chat state and, through it, the book
+            }
+        }
+    }
+
+    /// A `session` record's events: one per participant, the system message worded for them.
+    private func events(for record: ChatRecord, _ thread: ChatThread) -> [(userID: String, payload: String)] {
+        guard let body = record.body,
+              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)),
+              let after = Session(view: stored.session) else { return [] }
+        let actor = stored.actor.flatMap(SessionActor.init(rawValue:))
+        let action = stored.action.flatMap(SessionAction.init(rawValue:))
+        return [(thread.coachID, SessionActor.coach), (thread.clientID, .client)].map { userID, side in
+            let user = directory?.user(id: userID)
+            let message = SessionText.render(
+                before: stored.before, after: after, actor: actor, recipient: side,
+                language: user.flatMap { Language(rawValue: $0.language) } ?? .english,
+                timeZone: TimeZoneRules.zone(user?.timeZone ?? "UTC"), action: action)
+            let event = SessionEvent(change: stored.change, session: stored.session, message: message)
+            return (userID, JSONText.encoder.encodeToString(event))
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+import SpotterCore
+import SpotterStore
+import TestSupport
+
+/// Video sessions over real sockets: invite → accept → join gating, the three conflict resolutions end to end,
+/// resume and a restart.
+@Suite("Video sessions on the live socket", .serialized)
+struct SessionsTests {
+    /// Coach X with clients A (the chat fixture's thread) and C (linked here).
+    struct Desk {
+        let chat: ChatFixture
+        let threadC: String
+        var fixture: CoachingFixture { chat.fixture }
+
+        init(dataDirectory: String? = nil) throws {
+            chat = try ChatFixture()
+            let api = chat.fixture.api
+            _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: chat.fixture.clientC.access)
+            _ = try api.call("POST", "/v1/me/coach", ["coach_id": chat.fixture.coachX.id], token: chat.fixture.clientC.access)
+            threadC = try #require(try api.call("GET", "/v1/me/coach", token: chat.fixture.clientC.access).string("thread_id"))
+        }
+    }
+
+    static func now() -> Int { Int(Date().timeIntervalSince1970) }
+
+    func session(_ reply: [String: Any]) -> [String: Any] { reply }
+
+    func nextSession(_ socket: SpotterSocket) throws -> (event: [String: Any], session: [String: Any]) {
+        let event = try socket.next("session")
+        return (event, try #require(event["session"] as? [String: Any]))
+    }
+
+    /// The next `session` event whose session has `status` (earlier ones are skipped).
+    func nextSession(_ socket: SpotterSocket, status: String) throws -> (event: [String: Any], session: [String: Any]) {
+        var next = try nextSession(socket)
+        while next.session["status"] as? String != status { next = try nextSession(socket) }
+        return next
+    }
+
+    @Test func inviteAcceptAndTheCoachJoinsFirst() throws {
+        let desk = try Desk()
+        defer { desk.chat.server.stop() }
+        let coach = try desk.chat.socket(desk.fixture.coachX.access)
+        let client = try desk.chat.socket(desk.fixture.clientA.access)
+        let tablet = try desk.chat.socket(desk.fixture.clientA.access)
+        let stranger = try desk.chat.socket(desk.fixture.coachY.access)
+
+        let start = Self.now() + 120  // inside the join window (10 minutes before the start)
+        let invited = try coach.result("session.invite", ["thread_id": desk.chat.thread, "start": start,
+                                                          "duration_minutes": 15, "purpose": "Form check"])
+        #expect(invited["status"] as? String == "invited")
+        let id = try #require(invited["id"] as? String)
+        let meet = try #require(invited["meet_url"] as? String)
+        #expect(meet.hasPrefix("https://meet.jit.si/spotter-") && meet.count == "https://meet.jit.si/spotter-".count + 32)
+        let (event, seen) = try nextSession(client)
+        #expect(event["change"] as? String == "created" && seen["id"] as? String == id)
+        #expect((event["message"] as? String)?.hasPrefix("🎥 New Session Scheduled") == true)
+        #expect(event["cursor"] is Int)
+
+        // A client cannot invite; the coach cannot accept their own invite; a stranger sees nothing.
+        #expect(try client.command("session.invite", ["thread_id": desk.chat.thread, "start": start, "duration_minutes": 15,
+                                                      "purpose": "x"])["error"].map { ($0 as? [String: Any])?["code"] as? String } == "forbidden")
+        #expect(try errorCode(coach.command("session.act", ["session_id": id, "action": "accept"])) == "session_action_not_allowed")
+        #expect(try errorCode(stranger.command("session.act", ["session_id": id, "action": "decline"])) == "session_not_found")
+
+        _ = try client.result("session.act", ["session_id": id, "action": "accept"])
+        let confirmed = try nextSession(coach, status: "scheduled")
+        #expect((confirmed.event["message"] as? String)?.hasPrefix("✅ Session Confirmed") == true)
+
+        // The Join button stays grey until the coach joins.
+        let early = try client.command("session.act", ["session_id": id, "action": "join"])
+        #expect(try errorCode(early) == "waiting_for_coach")
+        #expect((early["error"] as? [String: Any])?["message"] as? String == "Waiting for coach to start the session…")
+        _ = try coach.result("session.act", ["session_id": id, "action": "join"])
+        for device in [client, tablet] {
+            var joined = try nextSession(device)
+            while joined.event["change"] as? String != "coach_joined" { joined = try nextSession(device) }
+            #expect(joined.session["status"] as? String == "in_progress" && joined.session["coach_joined"] as? Bool == true)
+        }
+        let clientJoin = try client.result("session.act", ["session_id": id, "action": "join"])
+        #expect(clientJoin["status"] as? String == "in_progress")
+        #expect(stranger.drain(for: 0.2).filter { $0["type"] as? String == "session" }.isEmpty)
+    }
+
+    func errorCode(_ reply: [String: Any]) throws -> String? {
+        (reply["error"] as? [String: Any])?["code"] as? String
+    }
+
+    /// A's session scheduled at `start`; C's invite for the same hour held in needs_resolution.
+    func conflict(_ desk: Desk, _ coach: SpotterSocket, _ clientA: SpotterSocket, start: Int) throws -> (existing: String, proposed: String) {
+        let existing = try coach.result("session.invite", ["thread_id": desk.chat.thread, "start": start, "duration_minutes": 60,
+                                                           "purpose": "Strength"])
+        let existingID = try #require(existing["id"] as? String)
+        _ = try clientA.result("session.act", ["session_id": existingID, "action": "accept"])
+        let proposed = try coach.result("session.invite", ["thread_id": desk.threadC, "start": start + 1800,
+                                                           "duration_minutes": 30, "purpose": "Intro"])
+        #expect(proposed["status"] as? String == "needs_resolution")
+        #expect(proposed["conflict_with"] as? String == existingID)
+        let list = try coach.result("sessions", [:])
+        #expect(list["pending_resolutions"] as? Int == 1)
+        return (existingID, try #require(proposed["id"] as? String))
+    }
+
+    @Test func theThreeWaysOutOfAConflict() throws {
+        let desk = try Desk()
+        defer { desk.chat.server.stop() }
+        let coach = try desk.chat.socket(desk.fixture.coachX.access)
+        let clientA = try desk.chat.socket(desk.fixture.clientA.access)
+        let clientC = try desk.chat.socket(desk.fixture.clientC.access)
+        let day = 86_400
+
+        // 1. Keep the existing session: the proposed one is not created.
+        var pair = try conflict(desk, coach, clientA, start: Self.now() + day)
+        let kept = try coach.result("session.act", ["session_id": pair.proposed, "action": "keep_existing"])
+        #expect(kept["status"] as? String == "cancelled")
+        #expect(try coach.result("sessions", [:])["pending_resolutions"] as? Int == 0)
+
+        // 2. Ask the existing client to move; she accepts: she moves, the proposed one goes on.
+        pair = try conflict(desk, coach, clientA, start: Self.now() + 3 * day)
+        let newStart = Self.now() + 4 * day
+        _ = try coach.result("session.act", ["session_id": pair.proposed, "action": "ask_reschedule", "start": newStart])
+        var asked = try nextSession(clientA)
+        while asked.session["id"] as? String != pair.existing || asked.session["status"] as? String != "reschedule_requested" {
+            asked = try nextSession(clientA)
+        }
+        #expect((asked.event["message"] as? String)?.contains("Coach is asking to move your session from") == true)
+        _ = try clientA.result("session.act", ["session_id": pair.existing, "action": "accept"])
+        let list = try coach.result("sessions", ["from": Self.now(), "to": Self.now() + 10 * day])
+        let sessions = try #require(list["sessions"] as? [[String: Any]])
+        let byID = Dictionary(uniqueKeysWithValues: sessions.map { ($0["id"] as! String, $0) })
+        #expect(byID[pair.existing]?["status"] as? String == "scheduled" && byID[pair.existing]?["start"] as? Int == newStart)
+        #expect(byID[pair.proposed]?["status"] as? String == "invited")
+        _ = try clientC.result("session.act", ["session_id": pair.proposed, "action": "accept"])
+
+        // 3. Cancel the existing session (with the reason) and confirm the proposed one.
+        pair = try conflict(desk, coach, clientA, start: Self.now() + 6 * day)
+        _ = try coach.result("session.act", ["session_id": pair.proposed, "action": "replace_existing", "reason": "Coach unavailable"])
+        var cancelled = try nextSession(clientA)
+        while cancelled.session["id"] as? String != pair.existing || cancelled.session["status"] as? String != "cancelled" {
+            cancelled = try nextSession(clientA)
+        }
+        #expect((cancelled.event["message"] as? String)?.contains("Reason: Coach unavailable") == true)
+        #expect(try coach.result("sessions", [:])["pending_resolutions"] as? Int == 0)
+    }
+
+    @Test func badInputIsRefusedInBothLanguages() throws {
+        let desk = try Desk()
+        defer { desk.chat.server.stop() }
+        let coach = try desk.chat.socket(desk.fixture.coachX.access, headers: [("Accept-Language", "ar")])
+        func invite(_ fields: [String: Any]) throws -> [String: Any] {
+            var all: [String: Any] = ["thread_id": desk.chat.thread, "start": Self.now() + 3600, "duration_minutes": 30,
+                                      "purpose": "x"]
+            all.merge(fields) { $1 }
+            return try coach.command("session.invite", all)
+        }
+        #expect(try errorCode(invite(["start": Self.now() - 10])) == "start_in_past")
+        #expect(try errorCode(invite(["duration_minutes": 70])) == "invalid_duration")
+        #expect(try errorCode(invite(["duration_minutes": 22])) == "invalid_duration")
+        #expect(try errorCode(invite(["purpose": String(repeating: "x", count: 201)])) == "invalid_purpose")
+        #expect(try errorCode(invite(["thread_id": "nope"])) == "forbidden")
+        #expect(try errorCode(coach.command("session.act", ["session_id": "nope", "action": "accept"])) == "session_not_found")
+        #expect(try errorCode(coach.command("session.act", ["session_id": "nope", "action": "expire"])) == "bad_request")
+        let refused = try invite(["duration_minutes": 70])
+        let message = (refused["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) })
+        #expect(try coach.result("sessions", [:])["sessions"] as? [Any] == nil
+                || (try coach.result("sessions", [:])["sessions"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func sessionsSurviveARestartAndReplayOnResume() throws {
+        let directory = NSTemporaryDirectory() + "spotter-sessions-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var id = ""
+        var coachToken = ""
+        do {
+            let server = try TestServer(dataDirectory: directory)
+            let api = APIClient(port: server.port)
+            let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
+            let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
+            _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
+            _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+            let thread = try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id"))
+            let socket = try SpotterSocket(port: server.port, token: coach.access)
+            let invited = try socket.result("session.invite", ["thread_id": thread, "start": Self.now() + 7200,
+                                                               "duration_minutes": 45, "purpose": "Plan"])
+            id = try #require(invited["id"] as? String)
+            coachToken = coach.access
+            _ = server.stop()
+        }
+        let server = try TestServer(dataDirectory: directory)
+        defer { server.stop() }
+        let socket = try SpotterSocket(port: server.port, token: coachToken)
+        let list = try #require(try socket.result("sessions", [:])["sessions"] as? [[String: Any]])
+        #expect(list.map { $0["id"] as? String } == [id])
+        #expect(list.first?["status"] as? String == "invited")
+        // Replayed from the log like a message.
+        _ = try socket.result("resume", ["cursor": 0])
+        let replayed = socket.drain(for: 0.3).filter { $0["type"] as? String == "session" }
+        #expect(replayed.count == 1 && (replayed.first?["session"] as? [String: Any])?["id"] as? String == id)
+    }
+
+    @Test func anUnansweredInviteExpiresOnceEvenAcrossARestart() throws {
+        let directory = NSTemporaryDirectory() + "spotter-sessions-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var coachToken = ""
+        var id = ""
+        do {
+            let server = try TestServer(dataDirectory: directory)
+            let api = APIClient(port: server.port)
+            let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
+            let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
+            _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
+            _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+            let thread = try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id"))
+            let socket = try SpotterSocket(port: server.port, token: coach.access)
+            id = try #require(try socket.result("session.invite", ["thread_id": thread, "start": Self.now() + 2,
+                                                                   "duration_minutes": 15, "purpose": "Soon"])["id"] as? String)
+            coachToken = coach.access
+            _ = server.stop()  // down while the start passes
+        }
+        Thread.sleep(forTimeInterval: 2.5)
+        let server = try TestServer(dataDirectory: directory)
+        defer { server.stop() }
+        let socket = try SpotterSocket(port: server.port, token: coachToken)
+        // The timer's first pass after the restart expires it (it may run before this socket is live).
+        var status = ""
+        for _ in 0..<30 where status != "expired" {
+            let list = try #require(try socket.result("sessions", ["from": Self.now() - 86_400, "to": Self.now() + 86_400])["sessions"] as? [[String: Any]])
+            status = list.first { $0["id"] as? String == id }?["status"] as? String ?? ""
+            if status != "expired" { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(status == "expired")
+        Thread.sleep(forTimeInterval: 1.5)  // more timer passes: nothing fires twice
+        _ = try socket.result("resume", ["cursor": 0])
+        let replayed = socket.drain(for: 0.3).filter { $0["type"] as? String == "session" }
+        #expect(replayed.compactMap { ($0["session"] as? [String: Any])?["status"] as? String } == ["invited", "expired"])
+    }
+}
