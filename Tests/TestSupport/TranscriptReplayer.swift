@@ -129,9 +129,16 @@ public struct TranscriptReplayer {
         return head.joined(separator: "\r\n") + "\r\n\r\n" + body
     }
 
-    /// Replaces `{$name}` with a value captured earlier.
+    /// Replaces `{$name}` with a value captured earlier, and `{now+N}` with the Unix time N seconds from now
+    /// (session starts must be in the future).
     private func substitute(_ text: String, _ variables: [String: String], line: Int) throws -> String {
         var out = text
+        while let start = out.range(of: "{now+"), let end = out.range(of: "}", range: start.upperBound..<out.endIndex) {
+            guard let offset = Int(out[start.upperBound..<end.lowerBound]) else {
+                throw Mismatch(file: name, line: line, detail: "`{now+N}` needs a whole number of seconds")
+            }
+            out.replaceSubrange(start.lowerBound..<end.upperBound, with: String(Int(Date().timeIntervalSince1970) + offset))
+        }
         while let start = out.range(of: "{$"), let end = out.range(of: "}", range: start.upperBound..<out.endIndex) {
             let key = String(out[start.upperBound..<end.lowerBound])
             guard let value = variables[key] else {

@@ -62,6 +62,7 @@ for path in sorted((root / "Protocol" / "examples").glob("*.transcript")):
             continue
         if pending and line.startswith("C> text "):
             body = re.sub(r"\{\$[A-Za-z0-9_]+\}", "placeholder-value", line[len("C> text "):])
+            body = re.sub(r"\{now\+-?[0-9]+\}", "1800000000", body)  # a time N seconds from now
             check(pending[0], body, f"{path.name}:{number}")
             pending = None
         elif pending and line.startswith("C: ") and line[3:].lstrip().startswith(("{", "[")):
