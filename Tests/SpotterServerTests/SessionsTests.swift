@@ -84,6 +84,16 @@ struct SessionsTests {
         #expect(stranger.drain(for: 0.2).filter { $0["type"] as? String == "session" }.isEmpty)
     }
 
+    /// A coach and a linked client on `server`: the coach's account and their thread.
+    func linkedPair(_ server: TestServer) throws -> (coach: (access: String, refresh: String, id: String), thread: String) {
+        let api = APIClient(port: server.port)
+        let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
+        let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
+        _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
+        _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        return (coach, try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id")))
+    }
+
     func errorCode(_ reply: [String: Any]) throws -> String? {
         (reply["error"] as? [String: Any])?["code"] as? String
     }
@@ -176,12 +186,7 @@ struct SessionsTests {
         var coachToken = ""
         do {
             let server = try TestServer(dataDirectory: directory)
-            let api = APIClient(port: server.port)
-            let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
-            let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
-            _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
-            _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-            let thread = try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id"))
+            let (coach, thread) = try linkedPair(server)
             let socket = try SpotterSocket(port: server.port, token: coach.access)
             let invited = try socket.result("session.invite", ["thread_id": thread, "start": Self.now() + 7200,
                                                                "duration_minutes": 45, "purpose": "Plan"])
@@ -208,12 +213,7 @@ struct SessionsTests {
         var id = ""
         do {
             let server = try TestServer(dataDirectory: directory)
-            let api = APIClient(port: server.port)
-            let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
-            let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
-            _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
-            _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-            let thread = try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id"))
+            let (coach, thread) = try linkedPair(server)
             let socket = try SpotterSocket(port: server.port, token: coach.access)
             id = try #require(try socket.result("session.invite", ["thread_id": thread, "start": Self.now() + 2,
                                                                    "duration_minutes": 15, "purpose": "Soon"])["id"] as? String)
