@@ -96,8 +96,45 @@ struct CrashRecoveryTests {
         let replayedMessages = events.filter { $0["type"] as? String == "message" }.count
         #expect(replayedMessages == total, "replayed \(replayedMessages) of \(total) messages")
     }
+
+    @Test func ackedSessionChangesSurviveKill9() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-kill9-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var server = try ServerProcess(dataDirectory: directory)
+        let api = APIClient(port: server.port)
+        let coach = try api.signUp(role: "coach", name: "Coach", email: "coach@crash.test")
+        let client = try api.signUp(role: "client", name: "Client", email: "client@crash.test")
+        let thread = try #require(try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access).string("thread_id"))
+        // The coach invites as fast as replies come back, an hour apart (no overlaps); SIGKILL lands mid-burst.
+        let base = Int(Date().timeIntervalSince1970) + 86_400
+        let acked = Mutex<[String]>([])
+        let socket = try SpotterSocket(port: server.port, token: coach.access)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { done.signal() }
+            for n in 0..<2000 {
+                guard let reply = try? socket.command("session.invite", [
+                    "thread_id": thread, "start": base + n * 3600, "duration_minutes": 15, "purpose": "Burst \(n)",
+                ]), let id = (reply["result"] as? [String: Any])?["id"] as? String else { return }
+                acked.withLock { $0.append(id) }
+            }
+        }
+        Thread.sleep(forTimeInterval: 1.0)
+        server.stop(signal: SIGKILL)
+        done.wait()
+        let ackedNow = acked.withLock { $0 }
+        #expect(ackedNow.count > 10, "too few invites acknowledged before the kill: \(ackedNow.count)")
+
+        server = try ServerProcess(dataDirectory: directory)
+        defer { #expect(server.stop() == 0, "SIGTERM must end the server cleanly") }
+        let after = try SpotterSocket(port: server.port, token: coach.access)
+        let list = try after.result("sessions", ["from": base - 60, "to": base + 91 * 86_400])
+        let stored = Set((list["sessions"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
+        #expect(Set(ackedNow).isSubset(of: stored), "\(Set(ackedNow).subtracting(stored).count) acknowledged invites lost")
+    }
 }
 
 extension Tag {
     @Tag static var slow: Self
+
 }
