@@ -88,8 +88,12 @@ public final class Server: @unchecked Sendable {
     public func start(handleSignals: Bool = false) throws {
         let loaded = try chatLog.load()
         hub = MessagingHub(server: self, log: chatLog, loaded: loaded, maxInFlight: config.maxAppendsInFlight)
+        var timing = SessionBook.Config()
+        timing.joinEarlySeconds = config.sessionJoinEarlySeconds
+        timing.reminderSeconds = config.sessionReminderSeconds
+        timing.autoCompleteAfterSeconds = config.sessionAutoCompleteSeconds
         sessions = SessionDesk(hub: hub, sessions: loaded.sessions, meetBaseURL: config.meetBaseURL,
-                               directory: api.services.accounts.directory)
+                               directory: api.services.accounts.directory, config: timing)
         logger.info("chat state loaded", metadata: [
             "threads": "\(hub.state.threadCount)", "replayed": "\(loaded.tail.count)"])
         // A peer that vanished must surface as EPIPE from write, not kill the process.

@@ -73,6 +73,11 @@ public struct ServerConfig: Sendable {
 
     /// Video sessions: the meeting link is this base URL plus a room name with 128 random bits.
     public var meetBaseURL = "https://meet.jit.si/"
+    /// How long before a session's start a join is accepted, and the "starting soon" notice is sent.
+    public var sessionJoinEarlySeconds: Int64 = 600
+    public var sessionReminderSeconds: Int64 = 600
+    /// A session in progress completes by itself this long after its end.
+    public var sessionAutoCompleteSeconds: Int64 = 1800
 
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15

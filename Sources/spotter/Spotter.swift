@@ -142,6 +142,15 @@ struct Serve: ParsableCommand {
         """)
     var meetBaseURL: String?
 
+    @Option(help: "Video sessions: seconds before the start from which a join is accepted. [env: SPOTTER_SESSION_JOIN_EARLY] (default: 600)")
+    var sessionJoinEarly: Int?
+
+    @Option(help: "Video sessions: seconds before the start of the \"starting soon\" event. [env: SPOTTER_SESSION_REMINDER] (default: 600)")
+    var sessionReminder: Int?
+
+    @Option(help: "Video sessions: seconds after the end when a session in progress completes by itself. [env: SPOTTER_SESSION_AUTO_COMPLETE] (default: 1800)")
+    var sessionAutoComplete: Int?
+
     func makeConfig() throws -> ServerConfig {
         var config = ServerConfig()
         config.host = host ?? env("SPOTTER_HOST") ?? config.host
@@ -160,6 +169,12 @@ struct Serve: ParsableCommand {
         config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
         config.loadTestProvisioning = loadTestProvisioning || env("SPOTTER_LOAD_TEST_PROVISIONING") == "1"
         config.meetBaseURL = meetBaseURL ?? env("SPOTTER_MEET_BASE_URL") ?? config.meetBaseURL
+        config.sessionJoinEarlySeconds = Int64(try sessionJoinEarly ?? envInt("SPOTTER_SESSION_JOIN_EARLY") ?? Int(config.sessionJoinEarlySeconds))
+        config.sessionReminderSeconds = Int64(try sessionReminder ?? envInt("SPOTTER_SESSION_REMINDER") ?? Int(config.sessionReminderSeconds))
+        config.sessionAutoCompleteSeconds = Int64(try sessionAutoComplete ?? envInt("SPOTTER_SESSION_AUTO_COMPLETE") ?? Int(config.sessionAutoCompleteSeconds))
+        guard config.sessionJoinEarlySeconds >= 0, config.sessionReminderSeconds >= 0, config.sessionAutoCompleteSeconds >= 0 else {
+            throw ValidationError("session times must not be negative")
+        }
         config.requestTimeoutSeconds = try requestTimeout ?? envInt("SPOTTER_REQUEST_TIMEOUT") ?? config.requestTimeoutSeconds
         config.maxHTTPConnections = try maxHTTPConnections ?? envInt("SPOTTER_MAX_HTTP_CONNECTIONS") ?? config.maxHTTPConnections
         config.hashThreads = try hashThreads ?? envInt("SPOTTER_HASH_THREADS") ?? config.hashThreads

@@ -237,4 +237,62 @@ struct SessionsTests {
         let replayed = socket.drain(for: 0.3).filter { $0["type"] as? String == "session" }
         #expect(replayed.compactMap { ($0["session"] as? [String: Any])?["status"] as? String } == ["invited", "expired"])
     }
+
+    /// Every session command × every kind of user: the thread's coach and client, another coach, another coach's
+    /// client, a client with no coach, an admin. Only the participants reach a session; the calendar shows each
+    /// user their own sessions only (the meeting link never reaches anyone else).
+    @Test func theAuthorizationMatrix() throws {
+        let chat = try ChatFixture { $0.commandBurst = 1000 }
+        defer { chat.server.stop() }
+        let f = chat.fixture
+        let users: [(name: String, token: String)] = [
+            ("coach", f.coachX.access), ("client", f.clientA.access), ("other coach", f.coachY.access),
+            ("other coach's client", f.clientB.access), ("client without coach", f.clientC.access), ("admin", f.admin.access),
+        ]
+        var sockets: [String: SpotterSocket] = [:]
+        for user in users { sockets[user.name] = try chat.socket(user.token) }
+        let create: [String: Any] = ["thread_id": chat.thread, "start": Self.now() + 86_400, "duration_minutes": 30, "purpose": "x"]
+        for user in users {
+            let socket = try #require(sockets[user.name])
+            let invite = try socket.command("session.invite", create)
+            let request = try socket.command("session.request", create.merging(["start": Self.now() + 3 * 86_400]) { $1 })
+            #expect(try errorCode(invite) == (user.name == "coach" ? nil : "forbidden"), "\(user.name) invite")
+            #expect(try errorCode(request) == (user.name == "client" ? nil : "forbidden"), "\(user.name) request")
+        }
+        // One invite by the coach; every action by every user on it (a fresh invite per action: the table is in
+        // SessionMachineTests, here only who reaches the session).
+        for action in ["accept", "decline", "propose", "reschedule", "cancel", "join", "leave", "complete",
+                       "keep_existing", "ask_reschedule", "replace_existing"] {
+            for user in users where user.name != "coach" && user.name != "client" {
+                let invited = try #require(try sockets["coach"]!.result("session.invite", create.merging(
+                    ["start": Self.now() + 5 * 86_400 + Int.random(in: 0..<1_000_000)]) { $1 })["id"] as? String)
+                let reply = try sockets[user.name]!.command("session.act", ["session_id": invited, "action": action,
+                                                                           "start": Self.now() + 9 * 86_400])
+                #expect(try errorCode(reply) == "session_not_found", "\(user.name) \(action)")
+                _ = try sockets["coach"]!.result("session.act", ["session_id": invited, "action": "cancel"])
+            }
+        }
+        // The calendar: the participants see the sessions, nobody else sees any.
+        for user in users {
+            let list = try #require(try sockets[user.name]!.result("sessions", ["from": Self.now(), "to": Self.now() + 90 * 86_400])["sessions"] as? [[String: Any]])
+            let participant = user.name == "coach" || user.name == "client"
+            #expect(participant ? !list.isEmpty : list.isEmpty, "\(user.name) sees \(list.count) sessions")
+        }
+        // No session event reached anyone else.
+        for user in users where user.name != "coach" && user.name != "client" {
+            #expect(sockets[user.name]!.drain(for: 0.1).filter { $0["type"] as? String == "session" }.isEmpty, "\(user.name)")
+        }
+    }
+
+    @Test func theJoinWindowIsAServerSetting() throws {
+        let chat = try ChatFixture { $0.sessionJoinEarlySeconds = 60 }
+        defer { chat.server.stop() }
+        let coach = try chat.socket(chat.fixture.coachX.access)
+        let client = try chat.socket(chat.fixture.clientA.access)
+        let id = try #require(try coach.result("session.invite", ["thread_id": chat.thread, "start": Self.now() + 300,
+                                                                   "duration_minutes": 15, "purpose": "x"])["id"] as? String)
+        _ = try client.result("session.act", ["session_id": id, "action": "accept"])
+        // Five minutes early: inside the default 10-minute window, outside this server's one minute.
+        #expect(try errorCode(coach.command("session.act", ["session_id": id, "action": "join"])) == "outside_join_window")
+    }
 }

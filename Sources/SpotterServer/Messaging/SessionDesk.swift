@@ -16,9 +16,10 @@ final class SessionDesk {
     let directory: UserDirectory?
     private var timer: Timer?
 
-    init(hub: MessagingHub, sessions: [Session], meetBaseURL: String, directory: UserDirectory?) {
+    init(hub: MessagingHub, sessions: [Session], meetBaseURL: String, directory: UserDirectory?,
+         config: SessionBook.Config = SessionBook.Config()) {
         self.hub = hub
-        self.book = SessionBook(sessions: sessions)
+        self.book = SessionBook(config: config, sessions: sessions)
         self.meetBaseURL = meetBaseURL
         self.directory = directory
         hub.state.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
