@@ -105,18 +105,25 @@ struct CrashRecoveryTests {
         let coach = try api.signUp(role: "coach", name: "Coach", email: "coach@crash.test")
         let client = try api.signUp(role: "client", name: "Client", email: "client@crash.test")
         let thread = try #require(try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access).string("thread_id"))
-        // The coach invites as fast as replies come back, an hour apart (no overlaps); SIGKILL lands mid-burst.
+        // The coach invites as fast as the socket's command budget allows, an hour apart (no overlaps); SIGKILL
+        // lands mid-burst.
         let base = Int(Date().timeIntervalSince1970) + 86_400
         let acked = Mutex<[String]>([])
         let socket = try SpotterSocket(port: server.port, token: coach.access)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             defer { done.signal() }
-            for n in 0..<2000 {
+            var n = 0
+            while n < 2000 {
                 guard let reply = try? socket.command("session.invite", [
                     "thread_id": thread, "start": base + n * 3600, "duration_minutes": 15, "purpose": "Burst \(n)",
-                ]), let id = (reply["result"] as? [String: Any])?["id"] as? String else { return }
-                acked.withLock { $0.append(id) }
+                ]) else { return }  // the server is gone
+                if let id = (reply["result"] as? [String: Any])?["id"] as? String {
+                    acked.withLock { $0.append(id) }
+                    n += 1
+                } else {
+                    Thread.sleep(forTimeInterval: 0.02)  // rate_limited: the socket's command budget refills
+                }
             }
         }
         Thread.sleep(forTimeInterval: 1.0)
