@@ -152,6 +152,16 @@ struct SessionBookTests {
         #expect(afterEnd.changed.map(\.status) == [.missed])  // the coach never joined
     }
 
+    @Test("a server down through a whole session: the session is missed, with no late reminder")
+    func downThroughTheSession() throws {
+        var book = book()
+        try invite(&book, "s", client: "A", at: Self.monday3pm, minutes: 30)
+        _ = try act(&book, .accept, "s", by: "A")
+        let outcome = book.tick(now: Self.monday3pm + 3600)
+        #expect(outcome.notices.isEmpty)
+        #expect(outcome.changed.map(\.status) == [.missed])
+    }
+
     @Test("bad input is refused and changes nothing")
     func badInput() {
         var book = book()

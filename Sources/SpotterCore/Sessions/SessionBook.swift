@@ -50,7 +50,10 @@ public struct Session: Equatable, Sendable {
         self.version = version
     }
 
-    public var end: Int64 { start + Int64(durationMinutes) * 60 }
+    public var end: Int64 { end(startingAt: start) }
+
+    /// Where the session would end if it started at `start`.
+    func end(startingAt start: Int64) -> Int64 { start + Int64(durationMinutes) * 60 }
 
     public func actor(_ userID: String) -> SessionActor? {
         userID == coachID ? .coach : userID == clientID ? .client : nil
@@ -212,12 +215,16 @@ public struct SessionBook: Sendable {
         var outcome = Outcome()
         touched = [:]
         defer { touched = [:] }
-        // In order of start (then id), whatever order the book was built in: a restarted server does the same.
-        let due = open.sorted { (storage[$0].start, storage[$0].id) < (storage[$1].start, storage[$1].id) }
+        // What is due, in order of start (then id), whatever order the book was built in: a restarted server
+        // does the same.
+        let due = open.filter { position in nextStep(storage[position]).map { $0.at <= now } ?? false }
+            .sorted { (storage[$0].start, storage[$0].id) < (storage[$1].start, storage[$1].id) }
         for position in due {
+            // Re-read: an earlier step of this tick may have changed it.
             let session = storage[position], id = session.id
-            guard let (action, isReminder) = self.due(session, now: now) else { continue }
-            if isReminder {
+            guard let step = nextStep(session), step.at <= now else { continue }
+            // A reminder for a session already over (the server was down) is skipped: it is missed.
+            guard let action = step.action ?? (now >= session.end ? .miss : nil) else {
                 var reminded = session
                 reminded.reminded = true
                 reminded.version += 1
@@ -226,9 +233,9 @@ public struct SessionBook: Sendable {
                 outcome.notices.append(.startingSoon(sessionID: id))
                 continue
             }
-            if case .success(let step) = perform(action, on: session, by: .system, start: nil, reason: nil, now: now) {
-                outcome.changed += step.changed
-                outcome.notices += step.notices
+            if case .success(let done) = perform(action, on: session, by: .system, start: nil, reason: nil, now: now) {
+                outcome.changed += done.changed
+                outcome.notices += done.notices
             }
         }
         outcome.previous = touched
@@ -236,18 +243,7 @@ public struct SessionBook: Sendable {
     }
 
     /// The next moment something is due for `session` (for the shell's timer), or nil.
-    public func nextDue(_ session: Session) -> Int64? {
-        switch session.status {
-        case .requested, .invited, .alternativeProposed, .needsResolution, .rescheduleRequested:
-            return session.start
-        case .scheduled:
-            return session.reminded ? session.end : min(session.start - config.reminderSeconds, session.end)
-        case .inProgress:
-            return session.end + config.autoCompleteAfterSeconds
-        case .completed, .cancelled, .declined, .expired, .missed:
-            return nil
-        }
-    }
+    public func nextDue(_ session: Session) -> Int64? { nextStep(session)?.at }
 
     /// Sessions of `userID` whose slot meets [from, to), by start.
     public func calendar(of userID: String, from: Int64, to: Int64) -> [Session] {
@@ -263,16 +259,15 @@ public struct SessionBook: Sendable {
 
     // MARK: The steps
 
-    private func due(_ session: Session, now: Int64) -> (SessionAction, reminder: Bool)? {
+    /// The server's next step for `session` and when it is due: an action, or (nil) the "starting soon" reminder.
+    private func nextStep(_ session: Session) -> (at: Int64, action: SessionAction?)? {
         switch session.status {
         case .requested, .invited, .alternativeProposed, .needsResolution, .rescheduleRequested:
-            return now >= session.start ? (.expire, false) : nil
+            return (session.start, .expire)  // unanswered by the start; a reschedule request lapses
         case .scheduled:
-            if now >= session.end { return (.miss, false) }
-            if !session.reminded, now >= session.start - config.reminderSeconds { return (.expire, true) }
-            return nil
+            return session.reminded ? (session.end, .miss) : (session.start - config.reminderSeconds, nil)
         case .inProgress:
-            return now >= session.end + config.autoCompleteAfterSeconds ? (.expire, false) : nil
+            return (session.end + config.autoCompleteAfterSeconds, .expire)
         case .completed, .cancelled, .declined, .expired, .missed:
             return nil
         }
@@ -319,8 +314,9 @@ public struct SessionBook: Sendable {
         case (.scheduled, .reschedule):
             guard let start else { return .failure(.missingStart) }
             if let error = Self.validate(start: start, durationMinutes: session.durationMinutes, now: now) { return .failure(error) }
-            let end = start + Int64(session.durationMinutes) * 60
-            if let existing = firstOverlap(with: session, start: start, end: end) { return .failure(.conflict(existing)) }
+            if let existing = firstOverlap(with: session, start: start, end: session.end(startingAt: start)) {
+                return .failure(.conflict(existing))
+            }
             next.proposedStart = start
             next.proposedBy = actor
         case (.rescheduleRequested, .accept), (.rescheduleRequested, .decline), (.rescheduleRequested, .expire):
@@ -329,8 +325,8 @@ public struct SessionBook: Sendable {
             let moves = action == .accept
             if moves {
                 guard let proposed = session.proposedStart else { return .failure(.missingStart) }
-                let end = proposed + Int64(session.durationMinutes) * 60
-                if let existing = firstOverlap(with: session, start: proposed, end: end, ignoring: session.resolving) {
+                if let existing = firstOverlap(with: session, start: proposed, end: session.end(startingAt: proposed),
+                                               ignoring: session.resolving) {
                     return .failure(.conflict(existing))
                 }
                 next.start = proposed
@@ -351,7 +347,7 @@ public struct SessionBook: Sendable {
                 return .failure(.notFound)
             }
             if let error = Self.validate(start: start, durationMinutes: existing.durationMinutes, now: now) { return .failure(error) }
-            let end = start + Int64(existing.durationMinutes) * 60
+            let end = existing.end(startingAt: start)
             // The existing session's new slot must be free, and must not take the slot it is freeing.
             if let other = firstOverlap(with: existing, start: start, end: end) { return .failure(.conflict(other)) }
             if session.overlaps(start: start, end: end) { return .failure(.conflict(session)) }
@@ -365,11 +361,9 @@ public struct SessionBook: Sendable {
         case (.needsResolution, .replaceExisting):
             guard var existing = session.conflictWith.flatMap({ self[$0] }) else { return .failure(.notFound) }
             if existing.status.holdsTime {
+                existing = existing.with(status: .cancelled, held: nil)
                 existing.version += 1
-                existing.status = .cancelled
                 existing.cancelReason = reason ?? "replaced"
-                existing.proposedStart = nil
-                existing.proposedBy = nil
                 store(existing)
                 alsoChanged.append(existing)
             }
