@@ -46,9 +46,9 @@ public struct ChatRecord: Sendable, Equatable {
         case receipt = 1
         /// `a`: 1 if the thread became writable, 0 if it stopped being writable. `side` is the client.
         case link = 2
-        /// A video session changed: `ref` the session id, `body` the session as it now stands (`SessionView`
-        /// JSON), `a` the action (`SessionRecord.Change`), `b` who acted (0 coach, 1 client, 2 the server). `seq`
-        /// is the thread's last seq: the record is the session's change, not a message.
+        /// A video session changed: `ref` the session id, `body` a `SessionRecordBody` (the session as it now
+        /// stands, the change, who made it and what it was before), `side` the actor's side (coach for the
+        /// server). `seq` is the thread's last seq: the record is the session's change, not a message.
         case session = 3
     }
 

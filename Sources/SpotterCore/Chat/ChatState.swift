@@ -12,10 +12,6 @@ import SpotterProtocol
 /// the disk); what lists and badges show moves only when the store says a
 /// record is durable (`committed`).
 public final class ChatState {
-    /// The events of a `session` record, per participant (the shell renders them: it knows each reader's
-    /// language and time zone). Nil: session records make no events.
-    public var sessionEvents: ((ChatRecord, ChatThread) -> [(userID: String, payload: String)])?
-
     private var threadsByID: [String: ChatThread] = [:]
     private var threadsByNo: [Int64: ChatThread] = [:]
     private var threadsByUser: [String: [ChatThread]] = [:]
@@ -141,13 +137,10 @@ public final class ChatState {
     /// Records of unknown threads are skipped.
     public func apply(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
-        if record.kind == .session {
-            // Sessions live in `SessionBook`; the thread only learns the record's position.
-            if record.pos > 0 { committed(record) }
-            return
-        }
         switch record.kind {
         case .session:
+            // Sessions live in `SessionBook`; the thread only learns the record's position.
+            if record.pos > 0 { committed(record) }
             return
         case .message:
             // Applying is monotone (a record older than what the state holds changes nothing it should not), so
@@ -285,7 +278,7 @@ public final class ChatState {
                                      totalUnread: totalUnread(reader), readSeq: record.b)
             return [(peer, receipt.jsonText), (reader, unread.jsonText)]
         case .session:
-            return sessionEvents?(record, thread) ?? []
+            return []  // worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
         case .link:
             return [Side.coach, Side.client].map { side in
                 let peer = thread.userID(side.other)

@@ -178,7 +178,7 @@ extension AppSocket {
             switch result {
             case .success(let page):
                 for record in page {
-                    for (user, payload) in hub.state.events(for: record) where user == userID {
+                    for (user, payload) in hub.events(for: record) where user == userID {
                         sendLogged(cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
                     }
                 }

@@ -125,9 +125,19 @@ final class MessagingHub {
         })
     }
 
+    /// The events of `session` records, per participant (`SessionDesk` words them).
+    var sessionEvents: ((ChatRecord, ChatThread) -> [(userID: String, payload: String)])?
+
+    /// A committed record's events, per participant: chat records from the state, session records from the desk.
+    func events(for record: ChatRecord, messageJSON: String? = nil) -> [(userID: String, payload: String)] {
+        guard record.kind == .session else { return state.events(for: record, messageJSON: messageJSON) }
+        guard let thread = state.thread(no: record.threadNo) else { return [] }
+        return sessionEvents?(record, thread) ?? []
+    }
+
     /// Publishes a committed record's events to its participants.
     func publish(_ record: ChatRecord, messageJSON: String? = nil) {
-        for (userID, payload) in state.events(for: record, messageJSON: messageJSON) {
+        for (userID, payload) in events(for: record, messageJSON: messageJSON) {
             broker.publish(userID: userID, cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
         }
     }

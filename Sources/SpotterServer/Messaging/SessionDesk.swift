@@ -22,11 +22,8 @@ final class SessionDesk {
         self.book = SessionBook(config: config, sessions: sessions)
         self.meetBaseURL = meetBaseURL
         self.directory = directory
-        hub.state.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
-        hub.onReload = { [unowned self] loaded in
-            book = SessionBook(config: book.config, sessions: loaded.sessions)
-            hub.state.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
-        }
+        hub.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
+        hub.onReload = { [unowned self] loaded in book = SessionBook(config: book.config, sessions: loaded.sessions) }
     }
 
     /// Checks what is due once a second.
@@ -51,10 +48,7 @@ final class SessionDesk {
             // The coach invites; the client asks for a call.
             guard side == (invite ? .coach : .client) else { throw APIError(.forbidden, field: "type") }
             let actor: SessionActor = side == .coach ? .coach : .client
-            let room = "spotter-" + SecureRandom.bytes(16).map { byte in
-                let hex = String(byte, radix: 16)
-                return byte < 16 ? "0" + hex : hex
-            }.joined()
+            let room = "spotter-" + Digest.hex(SecureRandom.bytes(16))  // 128 random bits
             let result = book.create(
                 id: SecureRandom.uuid(), threadID: thread.id, coachID: thread.coachID, clientID: thread.clientID,
                 by: actor, start: start, durationMinutes: minutes, purpose: command.purpose ?? "",
@@ -101,9 +95,10 @@ final class SessionDesk {
 
     func tick() {
         guard !hub.isOverloaded else { return }
-        let outcome = book.tick(now: unixNow())
+        let now = unixNow()
+        let outcome = book.tick(now: now)
         guard !outcome.changed.isEmpty else { return }
-        commit(outcome, actor: .system, action: nil, now: unixNow(), reply: nil)
+        commit(outcome, actor: .system, action: nil, now: now, reply: nil)
     }
 
     // MARK: - Records and events
@@ -118,15 +113,14 @@ final class SessionDesk {
             guard let thread = hub.state.thread(id: session.threadID) else { continue }
             let old = previous[session.id]
             previous[session.id] = session
-            let joined = outcome.notices.contains(.coachJoined(sessionID: session.id))
-            let reminded = outcome.notices.contains(.startingSoon(sessionID: session.id)) && old?.reminded == false
-            let change = old == nil ? "created" : joined ? "coach_joined" : reminded ? "starting_soon"
+            let change = old == nil ? "created"
+                : outcome.notices.contains(.coachJoined(sessionID: session.id)) ? "coach_joined"
+                : outcome.notices.contains(.startingSoon(sessionID: session.id)) ? "starting_soon"
                 : (session.id == outcome.changed.last?.id ? action?.rawValue : nil) ?? "updated"
             let body = SessionRecordBody(change: change, actor: actor, action: action, before: old, after: session)
             records.append(ChatRecord(
                 kind: .session, threadNo: thread.no, side: actor == .client ? .client : .coach, seq: thread.lastSeq,
-                a: 0, b: actor == .coach ? 0 : actor == .client ? 1 : 2, ref: session.id,
-                body: JSONText.encoder.encodeToString(body), at: now))
+                ref: session.id, body: JSONText.encoder.encodeToString(body), at: now))
         }
         let answer = outcome.changed.last.map { JSONText.encoder.encodeToString($0.view) } ?? "{}"
         hub.append(records) { [self] result in
