@@ -45,10 +45,7 @@ extension AppSocket {
             kind: MessageKind(wire: kind) ?? .text, body: body, now: unixNow())
         hub.send(request) { [self] result in
             pendingSends -= 1
-            switch result {
-            case .success(let message): send(Reply.ok(id: id, resultJSON: message))
-            case .failure(let error): reply(id: id, error: error)
-            }
+            answer(id: id, result)
         }
     }
 
@@ -58,10 +55,7 @@ extension AppSocket {
         guard let seq = command.seq else { return reply(id: id, error: APIError(.missingField, field: "seq")) }
         guard seq >= 0 else { return reply(id: id, error: APIError(.outOfRange, field: "seq")) }
         hub.receipt(userID: actor.userID, threadID: threadID, delivered: read ? nil : seq, read: read ? seq : nil) { [self] result in
-            switch result {
-            case .success(let value): send(Reply.ok(id: id, resultJSON: value.jsonText))
-            case .failure(let error): reply(id: id, error: error)
-            }
+            answer(id: id, result.map(\.jsonText))
         }
     }
 

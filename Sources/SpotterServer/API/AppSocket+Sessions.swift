@@ -22,11 +22,4 @@ extension AppSocket {
     func replier(id: String) -> (Result<String, APIError>) -> Void {
         { [weak self] result in self?.answer(id: id, result) }
     }
-
-    func answer(id: String, _ result: Result<String, APIError>) {
-        switch result {
-        case .success(let json): send(Reply.ok(id: id, resultJSON: json))
-        case .failure(let error): reply(id: id, error: error)
-        }
-    }
 }

@@ -222,11 +222,16 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
 
     func runAndReply<T: Sendable & Encodable>(id: String?, _ work: @escaping @Sendable () throws -> T) {
         api.server.loop.runBlocking({ blockingResult(work) }, then: { [self] result in
-            switch result {
-            case .success(let value): send(Reply.ok(id: id, resultJSON: JSON.encode(value)))
-            case .failure(let error): reply(id: id, error: error)
-            }
+            answer(id: id, result.map { JSON.encode($0) })
         })
+    }
+
+    /// The reply to `id`: the result's JSON, or the error.
+    func answer(id: String?, _ result: Result<String, APIError>) {
+        switch result {
+        case .success(let json): send(Reply.ok(id: id, resultJSON: json))
+        case .failure(let error): reply(id: id, error: error)
+        }
     }
 
     func reply(id: String?, error: APIError) {
