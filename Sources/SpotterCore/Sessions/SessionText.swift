@@ -21,9 +21,9 @@ public enum SessionText {
             }
         }
         switch (before?.status, after.status) {
-        case (nil, .invited), (nil, .needsResolution):
+        case (nil, .needsResolution), (_, .invited):
             return w.lines(w.newSession, when, length, w.purpose(after.purpose))
-        case (nil, .requested):
+        case (_, .requested):
             return w.lines(w.callRequested, when, length, w.purpose(after.purpose))
         case (_, .alternativeProposed):
             return w.lines(w.alternative, w.alternativeBody(from: w.short(after.start), to: w.short(after.proposedStart ?? after.start)))
@@ -39,8 +39,6 @@ public enum SessionText {
             return w.lines(w.confirmed, when, length)
         case (_, .needsResolution):
             return w.lines(w.pending, w.coachConfirming(when))
-        case (_, .invited):
-            return w.lines(w.newSession, when, length, w.purpose(after.purpose))
         case (_, .cancelled):
             return w.lines(w.cancelled, w.cancelledBody(w.day(after.start)), after.cancelReason.map(w.reason) ?? "")
         case (_, .declined):
@@ -53,8 +51,6 @@ public enum SessionText {
             return w.lines(w.completed, when)
         case (_, .missed):
             return w.lines(w.missed, w.missedBody(when))
-        case (_, .requested):
-            return w.lines(w.callRequested, when, length)
         }
     }
 
