@@ -51,6 +51,13 @@ struct AccountsAPITests {
             return try api.call("POST", "/v1/auth/signup", body)
         }
         #expect(try signUp("utc@example.com", nil).object("user")?["time_zone"] as? String == "UTC")
+        // The sign-up's Accept-Language is saved with the account, in the same write.
+        let arabic = try api.call("POST", "/v1/auth/signup", [
+            "role": "client", "full_name": "Sara", "email": "ar@example.com", "password": "secret1",
+            "password_confirmation": "secret1", "time_zone": "Asia/Riyadh",
+        ], headers: [("Accept-Language", "ar-SA")])
+        #expect(arabic.object("user")?["language"] as? String == "ar")
+        #expect(try api.call("GET", "/v1/me", token: arabic.string("access_token")).string("language") == "ar")
         let riyadh = try signUp("ry@example.com", "Asia/Riyadh")
         #expect(riyadh.object("user")?["time_zone"] as? String == "Asia/Riyadh")
         for bad in ["EST", "Mars/Olympus", "+03:00", "", String(repeating: "A/", count: 40)] {
@@ -217,11 +224,13 @@ struct AccountsAPITests {
         #expect(miss.status == 400)
         #expect(miss.errorCode == "otp_invalid")
 
-        let signedIn = try api.call("POST", "/v1/auth/otp/verify", ["phone": "0551234567", "code": code])
+        let signedIn = try api.call("POST", "/v1/auth/otp/verify", ["phone": "0551234567", "code": code],
+                                    headers: [("Accept-Language", "ar")])
         #expect(signedIn.status == 200)
         let user = try #require(signedIn.object("user"))
         #expect(user["phone"] as? String == "+966551234567")
         #expect(user["role"] as? String == "client")
+        #expect(user["language"] as? String == "ar")  // the new account keeps the language it signed up in
         // A used code is gone.
         #expect(try api.call("POST", "/v1/auth/otp/verify", ["phone": "0551234567", "code": code]).errorCode == "otp_expired")
     }

@@ -21,13 +21,10 @@ extension API {
         hashing(status: 201, language, respond) {
             let now = unixNow()
             let hash = services.hasher.hash(password)  // slow on purpose: on the hashing threads
-            var user = try services.accounts.createUser(
+            // One write, the language of the sign-up's Accept-Language included.
+            let user = try services.accounts.createUser(
                 id: SecureRandom.uuid(), role: role.rawValue, fullName: name, email: email, phone: nil,
-                passwordHash: hash, timeZone: timeZone, now: now)
-            if preferred != user.language {
-                try services.accounts.setLanguage(userID: user.id, preferred)
-                user.language = preferred
-            }
+                passwordHash: hash, language: preferred, timeZone: timeZone, now: now)
             return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: now)
         }
     }
@@ -194,12 +191,8 @@ extension API {
             // A correct code signs in, creating a client account on first use.
             let user = try services.accounts.user(phone: phone) ?? services.accounts.createUser(
                 id: SecureRandom.uuid(), role: Role.client.rawValue, fullName: nil, email: nil, phone: phone,
-                passwordHash: nil, now: now)
-            if user.createdAt == now && user.language != preferred {
-                try services.accounts.setLanguage(userID: user.id, preferred)
-            }
-            return try services.issueSession(
-                for: try services.accounts.user(id: user.id) ?? user, familyID: SecureRandom.uuid(), now: now)
+                passwordHash: nil, language: preferred, now: now)
+            return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: now)
         }
     }
 
@@ -218,12 +211,7 @@ extension API {
             throw APIError(.missingField, field: "language")
         }
         guard let chosen = Language(rawValue: raw) else { throw APIError(.badRequest, field: "language") }
-        let services = self.services
-        run(chosen, respond) { () -> UserView in
-            try services.accounts.setLanguage(userID: actor.userID, chosen.rawValue)
-            guard let user = try services.accounts.user(id: actor.userID) else { throw APIError(.unauthorized) }
-            return user.view
-        }
+        saveProfile(actor, language: chosen, timeZone: nil, answerIn: chosen, respond)
     }
 
     /// `PUT /v1/me`: the language and/or the time zone, checked, saved together; answers the user.
@@ -235,9 +223,15 @@ extension API {
             return chosen
         }
         let timeZone = try body.timeZone.map { raw throws(APIError) in try TimeZoneRules.check(raw) }
+        saveProfile(actor, language: chosen, timeZone: timeZone, answerIn: chosen ?? language, respond)
+    }
+
+    /// Saves the checked language and/or time zone in one write and answers with the user as stored.
+    private func saveProfile(_ actor: Actor, language: Language?, timeZone: String?, answerIn: Language,
+                             _ respond: @escaping Respond) {
         let services = self.services
-        run(chosen ?? language, respond) { () -> UserView in
-            try services.accounts.updateProfile(userID: actor.userID, language: chosen?.rawValue, timeZone: timeZone).view
+        run(answerIn, respond) { () -> UserView in
+            try services.accounts.updateProfile(userID: actor.userID, language: language?.rawValue, timeZone: timeZone).view
         }
     }
 

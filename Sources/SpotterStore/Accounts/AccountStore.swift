@@ -44,7 +44,8 @@ public struct AccountStore: Sendable {
     /// when another user already has that email or phone (both stored as given: normalize first).
     @discardableResult
     public func createUser(id: String, role: String, fullName: String?, email: String?, phone: String?,
-                           passwordHash: String?, timeZone: String = "UTC", now: Int64) throws -> UserRecord {
+                           passwordHash: String?, language: String = "en", timeZone: String = "UTC",
+                           now: Int64) throws -> UserRecord {
         try write({ db in
             if let email, try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE email = ?"#, arguments: [email]) != nil {
                 throw AccountStoreError.emailTaken
@@ -53,9 +54,9 @@ public struct AccountStore: Sendable {
                 throw AccountStoreError.phoneTaken
             }
             try db.execute(sql: """
-                INSERT INTO "user" (id, role, fullName, email, phone, passwordHash, createdAt, timeZone)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id, role, fullName, email, phone, passwordHash, now, timeZone])
+                INSERT INTO "user" (id, role, fullName, email, phone, passwordHash, createdAt, language, timeZone)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, role, fullName, email, phone, passwordHash, now, language, timeZone])
             if role == "coach" {
                 try db.execute(sql: "INSERT INTO coach (userId) VALUES (?)", arguments: [id])
             }
