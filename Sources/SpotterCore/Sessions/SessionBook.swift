@@ -135,8 +135,6 @@ public struct SessionBook: Sendable {
         Dictionary(uniqueKeysWithValues: storage.map { ($0.id, $0) })
     }
 
-    public var count: Int { storage.count }
-
     private mutating func insert(_ session: Session) {
         let position = storage.count
         storage.append(session)
