@@ -1,6 +1,11 @@
 import Testing
 @testable import SpotterProtocol
 
+extension SocketCommandBody {
+    /// Whether `other` is this same command with the same fields.
+    func isSame(as other: any SocketCommandBody) -> Bool { (other as? Self) == self }
+}
+
 @Suite("SocketCommand: the envelope and its fields")
 struct SocketCommandTests {
     func decode(_ text: String) -> Result<SocketCommand.Decoded, SocketCommand.DecodeFailure> {

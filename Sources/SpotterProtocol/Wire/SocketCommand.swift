@@ -12,9 +12,6 @@ public protocol SocketCommandBody: KnownFields, Equatable, Sendable {
 
 extension SocketCommandBody {
     public static func flat(_ fields: FlatFields) -> Self? { nil }
-
-    /// Whether `other` is this same command with the same fields.
-    public func isSame(as other: any SocketCommandBody) -> Bool { (other as? Self) == self }
 }
 
 /// Decoding a `/v1/ws` text frame once into its typed body, found by `type` in one table.
