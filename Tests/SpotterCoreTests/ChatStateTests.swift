@@ -50,6 +50,41 @@ struct ChatStateTests {
         #expect(state.totalUnread("a") == 1 && state.totalUnread("c") == 0)
     }
 
+    /// A session's change is the thread's next message: read by the side that made it, unread for both when the
+    /// server made it, and a replay of the records gives the same positions.
+    @Test func sessionSystemMessagesTakeTheNextSeq() throws {
+        let state = makeState()
+        var pos: Int64 = 0
+        try send(state, "a", "m1", pos: &pos)
+        let thread = try #require(state.thread(id: "t1"))
+        let invite = state.sessionMessage(thread: thread, actor: .coach, sessionID: "s1", body: "{}", now: 2000)
+        #expect(invite.seq == 2 && invite.kind == .session && invite.a == ChatRecord.systemMessage && invite.isThreadMessage)
+        let reminder = state.sessionMessage(thread: thread, actor: nil, sessionID: "s1", body: "{}", now: 3000)
+        #expect(reminder.seq == 3 && thread.lastSeq == 3 && thread.lastMessageAt == 3000)
+        #expect(thread.readSeq(.coach) == 2 && thread.readSeq(.client) == 1)
+        // The list's preview stays the last thing a person wrote.
+        #expect(thread.lastPreview == "hi")
+        for var record in [invite, reminder] {
+            pos += 1
+            record.pos = pos
+            state.committed(record)
+        }
+        #expect(state.totalUnread("c") == 1 && state.totalUnread("a") == 2)
+        // The next send follows them.
+        #expect(try send(state, "c", "m2", pos: &pos).seq == 4)
+
+        let replayed = makeState()
+        var records = [ChatRecord(kind: .message, threadNo: 1, side: .client, seq: 1, a: 0, ref: "m1", body: "hi", at: 1000),
+                       invite, reminder]
+        for index in records.indices { records[index].pos = Int64(index + 1) }
+        for record in records { replayed.apply(record) }
+        let again = try #require(replayed.thread(id: "t1"))
+        #expect(again.lastSeq == 3 && again.readSeq(.coach) == 2 && replayed.totalUnread("a") == 2)
+        // A session record from before system messages took a seq moves nothing.
+        replayed.apply(ChatRecord(pos: 9, kind: .session, threadNo: 1, side: .coach, seq: 3, ref: "s0", body: "{}", at: 5000))
+        #expect(again.lastSeq == 3 && again.lastMessageAt == 3000)
+    }
+
     @Test func outsidersAndInactiveThreadsAreRefused() throws {
         let state = makeState()
         #expect(throws: APIError(.forbidden, field: "thread_id")) {

@@ -34,7 +34,7 @@ struct JSONTextTests {
             for senderId in [String?.none, "u-\(text)"] {
                 let message = MessageView(threadId: "t/\(text)", seq: Int64.max, senderId: senderId, clientMessageId: text,
                                           kind: senderId == nil ? "system" : "text", text: text, meal: nil,
-                                          createdAt: -5)
+                                          createdAt: -5, sessionId: senderId == nil ? "s/\(text)" : nil)
                 #expect(message.jsonText == encoded(message))
                 #expect(MessageEvent(message: message).jsonText == encoded(MessageEvent(message: message)))
             }

@@ -56,7 +56,7 @@ struct SessionsTests {
         #expect(meet.hasPrefix("https://meet.jit.si/spotter-") && meet.count == "https://meet.jit.si/spotter-".count + 32)
         let (event, seen) = try nextSession(client)
         #expect(event["change"] as? String == "created" && seen["id"] as? String == id)
-        #expect((event["message"] as? String)?.hasPrefix("🎥 New Session Scheduled") == true)
+        #expect(text(event)?.hasPrefix("🎥 New Session Scheduled") == true)
         #expect(event["cursor"] is Int)
 
         // A client cannot invite; the coach cannot accept their own invite; a stranger sees nothing.
@@ -67,7 +67,7 @@ struct SessionsTests {
 
         _ = try client.result("session.act", ["session_id": id, "action": "accept"])
         let confirmed = try nextSession(coach, status: "scheduled")
-        #expect((confirmed.event["message"] as? String)?.hasPrefix("✅ Session Confirmed") == true)
+        #expect(text(confirmed.event)?.hasPrefix("✅ Session Confirmed") == true)
 
         // The Join button stays grey until the coach joins.
         let early = try client.command("session.act", ["session_id": id, "action": "join"])
@@ -84,6 +84,48 @@ struct SessionsTests {
         #expect(stranger.drain(for: 0.2).filter { $0["type"] as? String == "session" }.isEmpty)
     }
 
+    /// Every change is a system message of the thread: it takes the next seq, counts as unread for the side that
+    /// did not make it, and `history` lists it worded for whoever reads it.
+    @Test func changesAreSystemMessagesOfTheThread() throws {
+        let desk = try Desk()
+        defer { desk.chat.server.stop() }
+        _ = try desk.fixture.api.call("PUT", "/v1/me", ["language": "ar", "time_zone": "Asia/Riyadh"],
+                                      token: desk.fixture.clientA.access)
+        let coach = try desk.chat.socket(desk.fixture.coachX.access)
+        let client = try desk.chat.socket(desk.fixture.clientA.access)
+        _ = try coach.result("message.send", ["thread_id": desk.chat.thread, "client_message_id": "hello", "text": "Hi"])
+
+        let start = Self.now() + 86_400
+        let id = try #require(try coach.result("session.invite", ["thread_id": desk.chat.thread, "start": start,
+                                                                  "duration_minutes": 30, "purpose": "Plan"])["id"] as? String)
+        let (event, _) = try nextSession(client)
+        let message = try #require(event["message"] as? [String: Any])
+        #expect(message["seq"] as? Int == 2 && message["kind"] as? String == "system" && message["sender_id"] == nil)
+        #expect(message["session_id"] as? String == id && message["thread_id"] as? String == desk.chat.thread)
+        #expect(text(event)?.hasPrefix("🎥 جلسة جديدة") == true)
+        #expect(event["unread"] as? Int == 2 && event["total_unread"] as? Int == 2)
+        let coachSaw = try nextSession(coach).event
+        #expect(text(coachSaw)?.hasPrefix("🎥 New Session Scheduled") == true && coachSaw["unread"] as? Int == 0)
+
+        // The client's accept is the next message; she made it, so her side has read the thread.
+        _ = try client.result("session.act", ["session_id": id, "action": "accept"])
+        let accepted = try nextSession(coach, status: "scheduled").event
+        #expect((accepted["message"] as? [String: Any])?["seq"] as? Int == 3 && accepted["unread"] as? Int == 1)
+
+        let clientHistory = try #require(try client.result("history", ["thread_id": desk.chat.thread])["messages"] as? [[String: Any]])
+        #expect(clientHistory.map { $0["seq"] as? Int } == [3, 2, 1])
+        #expect(clientHistory.map { $0["kind"] as? String } == ["system", "system", "text"])
+        #expect((clientHistory[1]["text"] as? String)?.hasPrefix("🎥 جلسة جديدة") == true)
+        let coachHistory = try #require(try coach.result("history", ["thread_id": desk.chat.thread])["messages"] as? [[String: Any]])
+        #expect((coachHistory[1]["text"] as? String)?.hasPrefix("🎥 New Session Scheduled") == true)
+        #expect(coachHistory[0]["session_id"] as? String == id)
+
+        // The conversation list counts them; reading to the last seq clears them.
+        let threads = try #require(try coach.result("threads")["threads"] as? [[String: Any]])
+        #expect(threads.first { $0["thread_id"] as? String == desk.chat.thread }?["unread"] as? Int == 1)
+        #expect(try coach.result("thread.read", ["thread_id": desk.chat.thread, "seq": 3])["unread"] as? Int == 0)
+    }
+
     /// A coach and a linked client on `server`: the coach's account and their thread.
     func linkedPair(_ server: TestServer) throws -> (coach: (access: String, refresh: String, id: String), thread: String) {
         let api = APIClient(port: server.port)
@@ -92,6 +134,11 @@ struct SessionsTests {
         _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
         _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
         return (coach, try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id")))
+    }
+
+    /// The system message's text in a `session` event.
+    func text(_ event: [String: Any]) -> String? {
+        (event["message"] as? [String: Any])?["text"] as? String
     }
 
     func errorCode(_ reply: [String: Any]) throws -> String? {
@@ -135,7 +182,7 @@ struct SessionsTests {
         while asked.session["id"] as? String != pair.existing || asked.session["status"] as? String != "reschedule_requested" {
             asked = try nextSession(clientA)
         }
-        #expect((asked.event["message"] as? String)?.contains("Coach is asking to move your session from") == true)
+        #expect(text(asked.event)?.contains("Coach is asking to move your session from") == true)
         _ = try clientA.result("session.act", ["session_id": pair.existing, "action": "accept"])
         let list = try coach.result("sessions", ["from": Self.now(), "to": Self.now() + 10 * day])
         let sessions = try #require(list["sessions"] as? [[String: Any]])
@@ -151,7 +198,7 @@ struct SessionsTests {
         while cancelled.session["id"] as? String != pair.existing || cancelled.session["status"] as? String != "cancelled" {
             cancelled = try nextSession(clientA)
         }
-        #expect((cancelled.event["message"] as? String)?.contains("Reason: Coach unavailable") == true)
+        #expect(text(cancelled.event)?.contains("Reason: Coach unavailable") == true)
         #expect(try coach.result("sessions", [:])["pending_resolutions"] as? Int == 0)
     }
 

@@ -77,6 +77,14 @@ struct ChatLogConformanceTests {
         #expect(try waitFor { log.message(threadNo: 1, seq: 9, completion: $0) } == nil)
         let window = try waitFor { log.recentSends(threadNo: 1, limit: 2, completion: $0) }
         #expect(window == [SentKey(side: .client, clientMessageID: "m3", seq: 3), SentKey(side: .coach, clientMessageID: "m2", seq: 2)])
+        // A session record is in the history when it is the thread's system message (`a` 1), not otherwise.
+        _ = try waitFor { log.append([
+            ChatRecord(kind: .session, threadNo: 1, side: .coach, seq: 3, ref: "old", body: "{}", at: 8),
+            ChatRecord(kind: .session, threadNo: 1, side: .coach, seq: 4, a: ChatRecord.systemMessage, ref: "s1", body: "{}", at: 9),
+        ], completion: $0) }
+        let history = try log.history(threadNo: 1, beforeSeq: nil, limit: 10)
+        #expect(history.map(\.seq) == [4, 3, 2, 1] && history.first?.kind == .session && history.first?.ref == "s1")
+        #expect(try waitFor { log.recentSends(threadNo: 1, limit: 5, completion: $0) }.map(\.seq) == [3, 2, 1])
     }
 
     @Test(arguments: try engines())

@@ -47,10 +47,19 @@ public struct ChatRecord: Sendable, Equatable {
         /// `a`: 1 if the thread became writable, 0 if it stopped being writable. `side` is the client.
         case link = 2
         /// A video session changed: `ref` the session id, `body` a `SessionRecordBody` (the session as it now
-        /// stands, the change, who made it and what it was before), `side` the actor's side (coach for the
-        /// server). `seq` is the thread's last seq: the record is the session's change, not a message.
+        /// stands, the change, who made it and what it was before), `side` the actor's side and `b` 1 when a
+        /// participant made the change (`b` 0, `side` coach: the server did). With `a` = 1 (`systemMessage`) the record is also the thread's system message about the
+        /// change, with its own `seq`; records written before system messages took a seq have `a` = 0 and the
+        /// thread's last seq.
         case session = 3
     }
+
+    /// `a` of a `session` record that is a system message in its thread.
+    public static let systemMessage: Int64 = 1
+
+    /// Whether the record is a message of its thread (a person's, or the server's about a session): it has its
+    /// own seq, `history` lists it and it counts as unread.
+    public var isThreadMessage: Bool { kind == .message || (kind == .session && a == ChatRecord.systemMessage) }
 
     public var pos: Int64
     public var kind: Kind

@@ -130,6 +130,16 @@ public final class ChatState {
         return (record, result)
     }
 
+    /// A session's change as the thread's system message: the record takes the next seq, and the side that
+    /// made the change (nil: the server) has read it. Applied at once, like a send.
+    public func sessionMessage(thread: ChatThread, actor: Side?, sessionID: String, body: String, now: Int64) -> ChatRecord {
+        let record = ChatRecord(
+            kind: .session, threadNo: thread.no, side: actor ?? .coach, seq: thread.lastSeq + 1, a: ChatRecord.systemMessage,
+            b: actor == nil ? 0 : 1, ref: sessionID, body: body, at: now)
+        apply(record)
+        return record
+    }
+
     // MARK: - Applying records
 
     /// Applies a record to the state: the commands above do it as they make
@@ -139,9 +149,21 @@ public final class ChatState {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.kind {
         case .session:
-            // Sessions live in `SessionBook`; the thread only learns the record's position.
-            if record.pos > 0 { committed(record) }
-            return
+            // Sessions live in `SessionBook`; the thread learns the system message (not the list's preview,
+            // which stays the last thing a person wrote, in their words) and the record's position.
+            guard record.a == ChatRecord.systemMessage else {
+                if record.pos > 0 { committed(record) }
+                return
+            }
+            if record.seq >= thread.lastSeq {
+                thread.lastSeq = record.seq
+                thread.lastMessageAt = record.at
+            }
+            // `b` = 1: a participant made the change, and has read it.
+            if record.b == 1 {
+                thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
+                                    read: max(thread.readSeq(record.side), record.seq))
+            }
         case .message:
             // Applying is monotone (a record older than what the state holds changes nothing it should not), so
             // a restart may replay records a checkpoint already includes.

@@ -170,3 +170,28 @@ public enum SessionText {
         }
     }
 }
+
+extension SessionText {
+    /// A `session` record as its thread's system message for one participant (nil if the record is not a
+    /// system message, or holds a session this server cannot read).
+    public static func message(_ record: ChatRecord, threadID: String, recipient: SessionActor, language: Language,
+                               timeZone: TimeZone) -> MessageView? {
+        guard record.kind == .session, let body = record.body,
+              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)) else { return nil }
+        return message(stored, record: record, threadID: threadID, recipient: recipient, language: language,
+                       timeZone: timeZone)
+    }
+
+    /// The same with the record's body decoded already (an event words it for both participants).
+    public static func message(_ stored: SessionRecordBody, record: ChatRecord, threadID: String,
+                               recipient: SessionActor, language: Language, timeZone: TimeZone) -> MessageView? {
+        guard record.a == ChatRecord.systemMessage, let after = Session(view: stored.session) else { return nil }
+        let text = render(
+            before: stored.before, after: after, actor: stored.actor.flatMap(SessionActor.init(rawValue:)),
+            recipient: recipient, language: language, timeZone: timeZone,
+            action: stored.action.flatMap(SessionAction.init(rawValue:)))
+        return MessageView(threadId: threadID, seq: record.seq, senderId: nil, clientMessageId: "",
+                           kind: MessageKind.system.wire, text: text, meal: nil, createdAt: record.at,
+                           sessionId: after.id)
+    }
+}

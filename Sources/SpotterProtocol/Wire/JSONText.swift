@@ -122,6 +122,7 @@ extension MessageView {
         json.field("kind", kind)
         json.field("sender_id", senderId)
         json.field("seq", seq)
+        json.field("session_id", sessionId)
         json.field("text", text)
         json.field("thread_id", threadId)
         return json.finish()

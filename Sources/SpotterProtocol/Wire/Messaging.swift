@@ -63,9 +63,11 @@ public struct MessageView: Codable, Sendable, Equatable {
     public var text: String?
     public var meal: MealLog?
     public var createdAt: Int64
+    /// A system message about a video session: the session's id.
+    public var sessionId: String?
 
     public init(threadId: String, seq: Int64, senderId: String?, clientMessageId: String, kind: String, text: String?,
-                meal: MealLog?, createdAt: Int64) {
+                meal: MealLog?, createdAt: Int64, sessionId: String? = nil) {
         self.threadId = threadId
         self.seq = seq
         self.senderId = senderId
@@ -74,6 +76,7 @@ public struct MessageView: Codable, Sendable, Equatable {
         self.text = text
         self.meal = meal
         self.createdAt = createdAt
+        self.sessionId = sessionId
     }
 
     enum CodingKeys: String, CodingKey {
@@ -82,6 +85,7 @@ public struct MessageView: Codable, Sendable, Equatable {
         case senderId = "sender_id"
         case clientMessageId = "client_message_id"
         case createdAt = "created_at"
+        case sessionId = "session_id"
     }
 }
 

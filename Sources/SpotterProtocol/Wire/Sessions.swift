@@ -74,11 +74,22 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     public var type = "session"
     public var change: String
     public var session: SessionView
-    public var message: String
-    public init(change: String, session: SessionView, message: String) {
+    /// The change as the thread's system message, worded for the reader.
+    public var message: MessageView
+    /// The reader's unread count in the thread and over all threads, the system message included.
+    public var unread: Int64
+    public var totalUnread: Int64
+    public init(change: String, session: SessionView, message: MessageView, unread: Int64, totalUnread: Int64) {
         self.change = change
         self.session = session
         self.message = message
+        self.unread = unread
+        self.totalUnread = totalUnread
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, change, session, message, unread
+        case totalUnread = "total_unread"
     }
 }
 

@@ -105,10 +105,17 @@ extension AppSocket {
         let before = command.beforeSeq
         let log = hub.log
         let (no, coachID, clientID) = (thread.no, thread.coachID, thread.clientID)
+        // System messages about sessions are worded for the reader.
+        let reader: SessionActor = actor.userID == coachID ? .coach : .client
+        let (language, timeZone) = api.server.sessions.wording(for: actor.userID)
         runAndReply(id: id) { () -> HistoryResult in
             let page = try log.history(threadNo: no, beforeSeq: before, limit: limit + 1)
             return HistoryResult(
-                messages: page.prefix(limit).map { ChatState.messageView($0, threadID: threadID, senderID: $0.side == .coach ? coachID : clientID) },
+                messages: page.prefix(limit).compactMap { record in
+                    record.kind == .session
+                        ? SessionText.message(record, threadID: threadID, recipient: reader, language: language, timeZone: timeZone)
+                        : ChatState.messageView(record, threadID: threadID, senderID: record.side == .coach ? coachID : clientID)
+                },
                 hasMore: page.count > limit)
         }
     }

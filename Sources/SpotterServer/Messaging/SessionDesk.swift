@@ -118,9 +118,9 @@ final class SessionDesk {
                 : outcome.notices.contains(.startingSoon(sessionID: session.id)) ? "starting_soon"
                 : (session.id == outcome.changed.last?.id ? action?.rawValue : nil) ?? "updated"
             let body = SessionRecordBody(change: change, actor: actor, action: action, before: old, after: session)
-            records.append(ChatRecord(
-                kind: .session, threadNo: thread.no, side: actor == .client ? .client : .coach, seq: thread.lastSeq,
-                ref: session.id, body: JSONText.encoder.encodeToString(body), at: now))
+            let side: Side? = switch actor { case .coach: .coach; case .client: .client; case .system, nil: nil }
+            records.append(hub.state.sessionMessage(thread: thread, actor: side, sessionID: session.id,
+                                                    body: JSONText.encoder.encodeToString(body), now: now))
         }
         let answer = outcome.changed.last.map { JSONText.encoder.encodeToString($0.view) } ?? "{}"
         hub.append(records) { [self] result in
@@ -134,21 +134,25 @@ final class SessionDesk {
         }
     }
 
-    /// A `session` record's events: one per participant, the system message worded for them.
+    /// A `session` record's events: one per participant, the system message worded for them, with their
+    /// unread counts (the message is one). A record from before system messages took a seq makes none.
     private func events(for record: ChatRecord, _ thread: ChatThread) -> [(userID: String, payload: String)] {
         guard let body = record.body,
-              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)),
-              let after = Session(view: stored.session) else { return [] }
-        let actor = stored.actor.flatMap(SessionActor.init(rawValue:))
-        let action = stored.action.flatMap(SessionAction.init(rawValue:))
-        return [(thread.coachID, SessionActor.coach), (thread.clientID, .client)].map { userID, side in
-            let user = directory?.user(id: userID)
-            let message = SessionText.render(
-                before: stored.before, after: after, actor: actor, recipient: side,
-                language: user.flatMap { Language(rawValue: $0.language) } ?? .english,
-                timeZone: TimeZoneRules.zone(user?.timeZone ?? "UTC"), action: action)
-            let event = SessionEvent(change: stored.change, session: stored.session, message: message)
+              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)) else { return [] }
+        return [(Side.coach, SessionActor.coach), (.client, .client)].compactMap { side, reader in
+            let userID = thread.userID(side)
+            let (language, timeZone) = wording(for: userID)
+            guard let message = SessionText.message(stored, record: record, threadID: thread.id, recipient: reader,
+                                                    language: language, timeZone: timeZone) else { return nil }
+            let event = SessionEvent(change: stored.change, session: stored.session, message: message,
+                                     unread: thread.unread(side), totalUnread: hub.state.totalUnread(userID))
             return (userID, JSONText.encoder.encodeToString(event))
         }
+    }
+
+    /// The language and time zone a user's system messages are worded in (English and UTC if unknown).
+    func wording(for userID: String) -> (Language, TimeZone) {
+        let user = directory?.user(id: userID)
+        return (user.flatMap { Language(rawValue: $0.language) } ?? .english, TimeZoneRules.zone(user?.timeZone ?? "UTC"))
     }
 }

@@ -339,12 +339,14 @@ public final class ChatLog: Sendable {
         }
     }
 
-    /// Messages of the thread with seq < `beforeSeq` (nil: from the newest), newest first, at most `limit`.
+    /// Messages of the thread with seq < `beforeSeq` (nil: from the newest), newest first, at most `limit`:
+    /// people's messages and the server's system messages about sessions (`ChatRecord.isThreadMessage`).
     public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
         guard limit > 0 else { return [] }
         return try store.writer.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND seq < ? AND kind = 0 ORDER BY seq DESC LIMIT ?
+                SELECT * FROM log WHERE threadNo = ? AND seq < ? AND (kind = 0 OR (kind = 3 AND a = 1))
+                ORDER BY seq DESC LIMIT ?
                 """), arguments: [threadNo, beforeSeq ?? Int64.max, limit]).map(ChatLog.record)
         }
     }

@@ -110,7 +110,7 @@ public final class MemoryChatLog: ChatLogEngine {
     public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
         state.withLock { state in
             Array(state.records.reversed().filter {
-                $0.threadNo == threadNo && $0.kind == .message && $0.seq < (beforeSeq ?? Int64.max)
+                $0.threadNo == threadNo && $0.isThreadMessage && $0.seq < (beforeSeq ?? Int64.max)
             }.prefix(max(limit, 0)))
         }
     }
