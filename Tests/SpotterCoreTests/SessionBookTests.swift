@@ -81,6 +81,21 @@ struct SessionBookTests {
         #expect(book.sessions["mike"]?.status == .scheduled)
     }
 
+    @Test("resolution 2 needs the existing session as agreed: one already asked to move is refused, nothing changes")
+    func askRescheduleOfASessionAlreadyAskedToMove() throws {
+        var book = try conflict()
+        _ = try act(&book, .reschedule, "sarah", by: "A", start: Self.monday3pm + 2 * 24 * Self.hour)
+        let before = book.sessions
+        let refused = book.act(.askReschedule, sessionID: "mike", userID: "K", start: Self.monday3pm + 23 * Self.hour, now: Self.now)
+        guard case .failure(.refused(let refusal)) = refused else {
+            Issue.record("expected a refusal, got \(refused)")
+            return
+        }
+        #expect(refusal.status == .rescheduleRequested && refusal.action == .askReschedule)
+        #expect(Set(refusal.allowed) == [.cancel, .keepExisting, .replaceExisting])
+        #expect(book.sessions == before)
+    }
+
     @Test("resolution 2, declined: the existing session stays and the proposed one is rejected")
     func askRescheduleDeclined() throws {
         var book = try conflict()

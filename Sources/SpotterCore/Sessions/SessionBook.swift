@@ -341,8 +341,12 @@ public struct SessionBook: Sendable {
             }
         case (.needsResolution, .askReschedule):
             guard let start else { return .failure(.missingStart) }
-            guard var existing = session.conflictWith.flatMap({ self[$0] }), existing.status == .scheduled else {
-                return .failure(.notFound)
+            guard var existing = session.conflictWith.flatMap({ self[$0] }) else { return .failure(.notFound) }
+            // Only a session that stands as agreed can be asked to move (not one already asked, or under way).
+            guard existing.status == .scheduled else {
+                return .failure(.refused(SessionRefusal(
+                    reason: .notAllowed, status: existing.status, action: action, actor: actor,
+                    allowed: SessionMachine.allowed(.needsResolution, by: actor).filter { $0 != .askReschedule })))
             }
             if let error = Self.validate(start: start, durationMinutes: existing.durationMinutes, now: now) { return .failure(error) }
             let end = existing.end(startingAt: start)
