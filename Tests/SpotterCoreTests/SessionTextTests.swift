@@ -22,6 +22,24 @@ struct SessionTextTests {
         SessionText.render(before: before, after: after, actor: actor, recipient: recipient, language: language, timeZone: zone)
     }
 
+    @Test("a session record's JSON is what JSONEncoder writes, and reads back to the same message")
+    func recordBody() throws {
+        for (before, action) in [(Session?.none, SessionAction?.none), (session(.invited), .accept)] {
+            let after = session(before == nil ? .invited : .scheduled)
+            let body = SessionRecordBody(change: action?.rawValue ?? "created", actor: action == nil ? .coach : .client,
+                                         action: action, before: before, after: after)
+            let json = body.jsonText(sessionJSON: body.session.jsonText)
+            #expect(json == JSONText.encoder.encodeToString(body))
+            let record = ChatRecord(kind: .session, threadNo: 1, side: .client, seq: 4, a: ChatRecord.systemMessage, b: 1,
+                                    ref: "s", body: json, at: 5)
+            let message = try #require(SessionText.message(record, threadID: "t", recipient: .coach, language: .english,
+                                                           timeZone: Self.riyadh))
+            #expect(message.seq == 4 && message.kind == "system" && message.sessionId == "s" && message.senderId == nil)
+            #expect(message.text == text(before, after, actor: body.actor.flatMap(SessionActor.init(rawValue:)),
+                                         to: .coach))
+        }
+    }
+
     @Test("the seed's three messages, word for word")
     func seedWording() {
         #expect(text(nil, session(.invited)) == """

@@ -59,6 +59,28 @@ struct JSONTextTests {
         #expect(MessageEvent(message: meal).jsonText == encoded(MessageEvent(message: meal)))
     }
 
+    @Test("sessions, their events and the calendar match JSONEncoder, with nil fields left out")
+    func sessions() {
+        for text in Self.samples {
+            for full in [false, true] {
+                let optional = full ? text : nil
+                let session = SessionView(
+                    id: "s-\(text)", threadId: text, coachId: "c", clientId: "a/\(text)", start: full ? -1 : 1_790_000_000,
+                    durationMinutes: 45, purpose: text, meetUrl: "https://meet.jit.si/spotter-\(text)", status: "scheduled",
+                    proposedBy: optional, proposedStart: full ? 1_790_003_600 : nil, conflictWith: optional,
+                    heldStatus: optional, resolvingFor: optional, cancelReason: optional, coachJoined: full, reminded: !full,
+                    version: text.utf8.count)
+                #expect(session.jsonText == encoded(session))
+                let message = MessageView(threadId: text, seq: 7, senderId: nil, clientMessageId: "", kind: "system",
+                                          text: text, meal: nil, createdAt: 9, sessionId: session.id)
+                let event = SessionEvent(change: text, session: session, message: message, unread: 3, totalUnread: 11)
+                #expect(event.jsonText == encoded(event))
+                let list = SessionsResult(sessions: full ? [session, session] : [], pendingResolutions: text.count)
+                #expect(list.jsonText == encoded(list))
+            }
+        }
+    }
+
     @Test("the hello and its user match JSONEncoder, with nil fields left out")
     func hello() {
         for text in Self.samples {

@@ -69,6 +69,19 @@ public struct SessionRecordBody: Codable, Sendable, Equatable {
         case previousReminded = "previous_reminded"
     }
 
+    /// The record's JSON, with the session's written already.
+    public func jsonText(sessionJSON: String) -> String {
+        var json = JSONText()
+        json.field("action", action)
+        json.field("actor", actor)
+        json.field("change", change)
+        json.field("previous_reminded", previousReminded)
+        json.field("previous_start", previousStart)
+        json.field("previous_status", previousStatus)
+        json.field("session", json: sessionJSON)
+        return json.finish()
+    }
+
     /// The session before the change, as far as the record says (nil when it was created).
     public var before: Session? {
         guard let status = previousStatus.flatMap(SessionStatus.init(rawValue:)), var before = Session(view: session)

@@ -30,6 +30,11 @@ public struct JSONText {
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
+    public mutating func field(_ key: StaticString, _ value: Bool?) {
+        guard let value else { return }
+        field(key, value)
+    }
+
     /// A value that is JSON already (an object, an array).
     public mutating func field(_ key: StaticString, json value: String) {
         open(key)
@@ -231,6 +236,61 @@ extension TypingEvent {
         json.field("thread_id", threadId)
         json.field("type", type)
         json.field("user_id", userId)
+        return json.finish()
+    }
+}
+
+extension SessionView {
+    /// This session as JSON: every session change writes it into its record, its reply and two events.
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("cancel_reason", cancelReason)
+        json.field("client_id", clientId)
+        json.field("coach_id", coachId)
+        json.field("coach_joined", coachJoined)
+        json.field("conflict_with", conflictWith)
+        json.field("duration_minutes", Int64(durationMinutes))
+        json.field("held_status", heldStatus)
+        json.field("id", id)
+        json.field("meet_url", meetUrl)
+        json.field("proposed_by", proposedBy)
+        json.field("proposed_start", proposedStart)
+        json.field("purpose", purpose)
+        json.field("reminded", reminded)
+        json.field("resolving_for", resolvingFor)
+        json.field("start", start)
+        json.field("status", status)
+        json.field("thread_id", threadId)
+        json.field("version", Int64(version))
+        return json.finish()
+    }
+}
+
+extension SessionEvent {
+    public var jsonText: String {
+        SessionEvent.jsonText(change: change, sessionJSON: session.jsonText, messageJSON: message.jsonText, unread: unread,
+                              totalUnread: totalUnread)
+    }
+
+    /// With the session's and the message's JSON written already (one change goes to both participants).
+    public static func jsonText(change: String, sessionJSON: String, messageJSON: String, unread: Int64,
+                                totalUnread: Int64) -> String {
+        var json = JSONText()
+        json.field("change", change)
+        json.field("message", json: messageJSON)
+        json.field("session", json: sessionJSON)
+        json.field("total_unread", totalUnread)
+        json.field("type", "session")
+        json.field("unread", unread)
+        return json.finish()
+    }
+}
+
+extension SessionsResult {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("pending_resolutions", Int64(pendingResolutions))
+        json.field("sessions", json: "[" + sessions.map(\.jsonText).joined(separator: ",") + "]")
         return json.finish()
     }
 }

@@ -137,7 +137,12 @@ final class MessagingHub {
 
     /// Publishes a committed record's events to its participants.
     func publish(_ record: ChatRecord, messageJSON: String? = nil) {
-        for (userID, payload) in events(for: record, messageJSON: messageJSON) {
+        publish(record, events: events(for: record, messageJSON: messageJSON))
+    }
+
+    /// Publishes a committed record's events, written already.
+    func publish(_ record: ChatRecord, events: [(userID: String, payload: String)]) {
+        for (userID, payload) in events {
             broker.publish(userID: userID, cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
         }
     }

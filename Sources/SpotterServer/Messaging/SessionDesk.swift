@@ -88,7 +88,7 @@ final class SessionDesk {
         guard from < to, to - from <= 92 * 86_400 else { return .failure(APIError(.outOfRange, field: "to")) }
         let result = SessionsResult(sessions: book.calendar(of: userID, from: from, to: to).map(\.view),
                                     pendingResolutions: book.pendingResolutions(ofCoach: userID).count)
-        return .success(JSONText.encoder.encodeToString(result))
+        return .success(result.jsonText)
     }
 
     // MARK: - Timers
@@ -105,9 +105,11 @@ final class SessionDesk {
 
     /// Appends one record per changed session; on commit replies with the session the command was about (the
     /// last one it changed) and publishes every record's events. A failed append reloads the book from the log.
+    /// Each session's JSON is written once, for its record, its events and the reply.
     private func commit(_ outcome: SessionBook.Outcome, actor: SessionActor?, action: SessionAction?, now: Int64,
                         reply: ((Result<String, APIError>) -> Void)?) {
         var records: [ChatRecord] = []
+        var made: [(body: SessionRecordBody, sessionJSON: String, thread: ChatThread)] = []
         var previous = outcome.previous
         for session in outcome.changed {
             guard let thread = hub.state.thread(id: session.threadID) else { continue }
@@ -118,35 +120,45 @@ final class SessionDesk {
                 : outcome.notices.contains(.startingSoon(sessionID: session.id)) ? "starting_soon"
                 : (session.id == outcome.changed.last?.id ? action?.rawValue : nil) ?? "updated"
             let body = SessionRecordBody(change: change, actor: actor, action: action, before: old, after: session)
+            let sessionJSON = body.session.jsonText
             let side: Side? = switch actor { case .coach: .coach; case .client: .client; case .system, nil: nil }
             records.append(hub.state.sessionMessage(thread: thread, actor: side, sessionID: session.id,
-                                                    body: JSONText.encoder.encodeToString(body), now: now))
+                                                    body: body.jsonText(sessionJSON: sessionJSON), now: now))
+            made.append((body, sessionJSON, thread))
         }
-        let answer = outcome.changed.last.map { JSONText.encoder.encodeToString($0.view) } ?? "{}"
+        let answer = made.last?.sessionJSON ?? "{}"
         hub.append(records) { [self] result in
             switch result {
             case .success(let done):
                 reply?(.success(answer))
-                for record in done { hub.publish(record) }
+                for (record, made) in zip(done, made) {
+                    hub.publish(record, events: events(made.body, sessionJSON: made.sessionJSON, record: record, made.thread))
+                }
             case .failure(let error):
                 reply?(.failure(error))  // the hub reloads the chat state and, through it, the book
             }
         }
     }
 
-    /// A `session` record's events: one per participant, the system message worded for them, with their
-    /// unread counts (the message is one). A record from before system messages took a seq makes none.
+    /// A `session` record's events read back from the log (`resume`).
     private func events(for record: ChatRecord, _ thread: ChatThread) -> [(userID: String, payload: String)] {
         guard let body = record.body,
               let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)) else { return [] }
-        return [(Side.coach, SessionActor.coach), (.client, .client)].compactMap { side, reader in
+        return events(stored, sessionJSON: stored.session.jsonText, record: record, thread)
+    }
+
+    /// A `session` record's events: one per participant, the system message worded for them, with their
+    /// unread counts (the message is one). A record from before system messages took a seq makes none.
+    private func events(_ stored: SessionRecordBody, sessionJSON: String, record: ChatRecord,
+                        _ thread: ChatThread) -> [(userID: String, payload: String)] {
+        [(Side.coach, SessionActor.coach), (.client, .client)].compactMap { side, reader in
             let userID = thread.userID(side)
             let (language, timeZone) = wording(for: userID)
             guard let message = SessionText.message(stored, record: record, threadID: thread.id, recipient: reader,
                                                     language: language, timeZone: timeZone) else { return nil }
-            let event = SessionEvent(change: stored.change, session: stored.session, message: message,
-                                     unread: thread.unread(side), totalUnread: hub.state.totalUnread(userID))
-            return (userID, JSONText.encoder.encodeToString(event))
+            return (userID, SessionEvent.jsonText(
+                change: stored.change, sessionJSON: sessionJSON, messageJSON: message.jsonText,
+                unread: thread.unread(side), totalUnread: hub.state.totalUnread(userID)))
         }
     }
 
