@@ -150,4 +150,28 @@ struct FlatCommandTests {
         }
         #expect(accepted > 60)  // the comparison above ran for real (about 170 per run)
     }
+    @Test func randomSessionFramesAgree() {
+        var generator = SystemRandomNumberGenerator()
+        let keys = ["thread_id", "start", "duration_minutes", "purpose", "session_id", "action", "reason", "x"]
+        let values = [#""t1""#, #""accept""#, "1790000000", "-1", "30", "0", #""""#, #""ب""#, "1e3", #""a\nb""#, "{}", "null",
+                      "true", "99999999999999999999"]
+        var accepted = 0
+        for _ in 0..<30_000 {
+            let hot = [#""session.invite""#, #""session.request""#, #""session.act""#]
+            var parts = [#""id":"s""#, "\"type\":\(hot.randomElement(using: &generator)!)"]
+            for key in keys.shuffled(using: &generator).prefix(Int.random(in: 1...5, using: &generator)) {
+                parts.append("\"\(key)\":\(values.randomElement(using: &generator)!)")
+            }
+            let frame = "{" + parts.shuffled(using: &generator).joined(separator: ",") + "}"
+            let bytes = Array(frame.utf8)
+            guard let fast = FlatCommand.decode(bytes) else { continue }
+            accepted += 1
+            guard case .success(let general) = SocketCommand.decodeGenerally(bytes) else {
+                Issue.record("accepted what the general path refuses: \(frame)")
+                continue
+            }
+            #expect(fast.id == general.id && fast.command.isSame(as: general.command), "\(frame)")
+        }
+        #expect(accepted > 500)  // the comparison above ran for real (about 950 per run)
+    }
 }

@@ -1,5 +1,6 @@
 /// The fast path of `SocketCommand.decode` for the commands a socket sends most (those whose body implements
-/// `SocketCommandBody.flat`: `message.send`, `receipt.delivered`, `thread.read`, `typing`): a frame that is one flat JSON object whose values are plain
+/// `SocketCommandBody.flat`: `message.send`, `receipt.delivered`, `thread.read`, `typing`, and the session
+/// commands `session.invite`, `session.request`, `session.act`): a frame that is one flat JSON object whose values are plain
 /// strings (no escapes, no control characters) or plain integers is read in one pass over its bytes, with the
 /// known-fields rule applied as it goes. Anything else — an escape, a nested object, a float, a duplicate or
 /// unknown key, a bad `id` — returns nil and the frame takes the general path (`JSONDecoder`), which also
@@ -192,10 +193,22 @@ extension TypingCommand: SocketCommandBody {
 
 extension SessionCreateCommand: SocketCommandBody {
     public static var type: String { Mark.type }
+
+    public static func flat(_ fields: FlatFields) -> SessionCreateCommand? {
+        guard let thread = fields.string("thread_id"), let start = fields.integer("start"),
+              let minutes = fields.integer("duration_minutes"), let purpose = fields.string("purpose") else { return nil }
+        return SessionCreateCommand(threadId: thread, start: start, durationMinutes: minutes.map { Int($0) }, purpose: purpose)
+    }
 }
 
 extension SessionActCommand: SocketCommandBody {
     public static let type = "session.act"
+
+    public static func flat(_ fields: FlatFields) -> SessionActCommand? {
+        guard let session = fields.string("session_id"), let action = fields.string("action"),
+              let start = fields.integer("start"), let reason = fields.string("reason") else { return nil }
+        return SessionActCommand(sessionId: session, action: action, start: start, reason: reason)
+    }
 }
 
 extension SessionsCommand: SocketCommandBody {
