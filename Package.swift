@@ -112,6 +112,7 @@ let package = Package(
             name: "SessionBench",
             dependencies: [
                 "SpotterCore",
+                "SpotterProtocol",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

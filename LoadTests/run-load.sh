@@ -8,15 +8,17 @@
 # come up or dies, or a scenario counted an error.
 #
 # Settings (environment, defaults in brackets):
-#   LOAD_SCENARIOS [chat,idle,fanin,reconnect,ceiling]
+#   LOAD_SCENARIOS [chat,idle,fanin,reconnect,ceiling,sessions]
 #   PAIRS [5000]        chat/reconnect/ceiling pairs (2 sockets each)
 #   RATE [10000]        chat msgs/s           RECONNECT_RATE [500]  reconnect msgs/s
 #   DURATION [60]       chat window (s)      IDLE_SOCKETS [10000]  IDLE_HOLD [60]
 #   FANIN_DURATION [15] FANIN_RATE [200]     FANIN_COACH_COMMANDS [8] (per coach per s)
 #   RECONNECT_TAIL [5]  JITTER [2]  (reconnect: traffic after recovery; reconnect delay spread)
 #   CEILING_START [500] CEILING_FACTOR [1.5] CEILING_MAX [60000] CEILING_DURATION [5]
+#   SESSIONS_COACHES [1000] SESSIONS_CLIENTS [10] (per coach) SESSIONS_RATE [1000] (actions/s) SESSIONS_DURATION [60]
 #   SCRATCH [.build]    swift build --scratch-path
 #   SKIP_BUILD [0]      1: use the binaries already built
+#   SPOTTER_BIN         the server binary to run [$SCRATCH/release/spotter]
 # Chat and idle run the issue's 60 s; fan-in (15 s) and the ceiling steps
 # (5 s) are shorter so the whole suite fits in 5 minutes (see the README).
 set -euo pipefail
@@ -24,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-LOAD_SCENARIOS=${LOAD_SCENARIOS:-chat,idle,fanin,reconnect,ceiling}
+LOAD_SCENARIOS=${LOAD_SCENARIOS:-chat,idle,fanin,reconnect,ceiling,sessions}
 PAIRS=${PAIRS:-5000}
 RATE=${RATE:-10000}
 DURATION=${DURATION:-60}
@@ -41,6 +43,10 @@ CEILING_START=${CEILING_START:-500}
 CEILING_FACTOR=${CEILING_FACTOR:-1.5}
 CEILING_MAX=${CEILING_MAX:-60000}
 CEILING_DURATION=${CEILING_DURATION:-5}
+SESSIONS_COACHES=${SESSIONS_COACHES:-1000}
+SESSIONS_CLIENTS=${SESSIONS_CLIENTS:-10}
+SESSIONS_RATE=${SESSIONS_RATE:-1000}
+SESSIONS_DURATION=${SESSIONS_DURATION:-60}
 SCRATCH=${SCRATCH:-.build}
 SKIP_BUILD=${SKIP_BUILD:-0}
 
@@ -54,7 +60,8 @@ if [ "$SKIP_BUILD" != 1 ]; then
     set -e
     if [ "$s1" -ne 0 ] || [ "$s2" -ne 0 ]; then echo "build failed" >&2; exit 1; fi
 fi
-SERVER="$ROOT/$SCRATCH/release/spotter"
+# SPOTTER_BIN: another server binary to measure (a before/after comparison with the same generator).
+SERVER="${SPOTTER_BIN:-$ROOT/$SCRATCH/release/spotter}"
 LOAD="$ROOT/$SCRATCH/release/spotter-load"
 
 port_is_free() {
@@ -152,6 +159,8 @@ for name in "${scenarios[@]}"; do
         reconnect) run_scenario reconnect 150 --pairs "$PAIRS" --rate "$RECONNECT_RATE" --warmup 5 --duration "$RECONNECT_TAIL" --jitter "$JITTER" ;;
         ceiling) run_scenario ceiling 200 --pairs "$PAIRS" --rate "$CEILING_START" --ceiling-factor "$CEILING_FACTOR" \
             --ceiling-max "$CEILING_MAX" --duration "$CEILING_DURATION" --step-warmup 2 --grace 5 ;;
+        sessions) run_scenario sessions 200 --coaches "$SESSIONS_COACHES" --clients-per-coach "$SESSIONS_CLIENTS" \
+            --rate "$SESSIONS_RATE" --duration "$SESSIONS_DURATION" --warmup 3 ;;
         *) echo "unknown scenario $name" >&2; status=1 ;;
     esac
 done

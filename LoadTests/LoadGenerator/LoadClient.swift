@@ -236,6 +236,8 @@ final class LoadClient {
         lastCursor = cursor
         if first == UInt8(ascii: "m") {
             handleMessage(scan)
+        } else if first == UInt8(ascii: "s") {
+            runner.sessionsDriver?.event(by: self, frame: scan.bytes)
         } else if first == UInt8(ascii: "u") {
             lastTotalUnread = scan.int(Key.totalUnread)
         }
@@ -281,6 +283,11 @@ final class LoadClient {
         case UInt8(ascii: "t"):
             if ok { runner.threadsAnswered(by: self, totalUnread: scan.int(Key.totalUnread), scan: scan) }
             else { runner.commandFailed(errorCode ?? "threads failed") }
+        case UInt8(ascii: "s"):
+            runner.sessionsDriver?.reply(number: number, frame: scan.bytes)
+        case UInt8(ascii: "c"):
+            if ok { runner.sessionsDriver?.listAnswered(by: self, frame: scan.bytes) }
+            else { runner.commandFailed(errorCode ?? "sessions failed") }
         default:
             runner.protocolError("reply with a foreign id")
         }
@@ -317,6 +324,9 @@ final class LoadClient {
     func sendThreads() {
         sendCommand("{\"id\":\"t\(nextCommandID())\",\"type\":\"threads\"}")
     }
+
+    /// Sends a command's JSON as it is.
+    func sendText(_ text: String) { sendFrame(Array(text.utf8)) }
 
     private func sendCommand(_ text: String) { sendFrame(Array(text.utf8)) }
 

@@ -152,6 +152,7 @@ struct ScenarioResult: Codable {
     var fanIn: FanInSummary?
     var reconnect: ReconnectSummary?
     var ceiling: [CeilingStep]?
+    var sessions: SessionsSummary?
     var highestSustainedRatePerSecond: Double?
     var idleServerCPUSeconds: Double?
     /// chat: every ack received / (first send → end of the drain), window or not.
@@ -210,6 +211,22 @@ struct ScenarioResult: Codable {
                 row("step \(fixed(s.targetRatePerSecond, 0))/s", "acked \(fixed(s.ackedPerSecond, 0))/s, p99 ack \(s.ackP99Micros) µs, p99 peer \(s.deliveryP99Micros) µs, errors \(s.errors), server \(s.serverCPUMicrosPerDeliveredMessage.map { fixed($0, 1) } ?? "n/a") µs/msg, generator \(fixed(s.generatorCoreShare * 100, 0))% — \(s.passed ? "pass" : "stop: " + s.why)")
             }
             row("highest sustained rate", highestSustainedRatePerSecond.map { "**\(fixed($0, 0)) msgs/s**" } ?? "none passed")
+        }
+        if let v = sessions {
+            row("offered actions", "\(fixed(v.targetActionsPerSecond, 0))/s for \(fixed(v.windowSeconds, 1)) s by \(v.coaches) coaches × \(v.clientsPerCoach) clients (\(v.sent) sent, \(v.answered) answered)")
+            row("command→reply µs", v.commandLatencyMicros.text)
+            row("coach join→coach_joined at the client µs", v.coachJoinedLatencyMicros.text)
+            row("server CPU", "\(v.serverCPUSeconds.map { fixed($0, 2) } ?? "n/a") s, \(v.serverCPUMicrosPerAction.map { fixed($0, 1) } ?? "n/a") µs per action")
+            row("generator CPU", "\(fixed(v.generatorCPUSeconds, 2)) s")
+            row("actions (whole run)", v.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            row("refused as stale (expected)", v.refusals.isEmpty ? "none" : v.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            row("session events received", "\(v.events)")
+            row("statuses at the end", v.statusesAtEnd.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            if let c = v.check {
+                row("**invariant**", "**\(c.overlaps) overlapping pairs** among \(c.holdingTime) time-holding sessions of \(c.coachesChecked) of \(c.coachesAsked) coaches' calendars (\(c.sessionsListed) sessions listed)")
+                row("events lost", "\(c.notSeenAtLatestVersion) sessions whose latest version a participant never got")
+                for example in c.examples.prefix(5) { row("", example) }
+            }
         }
         if let e = errors {
             row("errors", "\(e.total) (connect \(e.connectFailures), dropped \(e.droppedConnections), command \(e.commandErrors), protocol \(e.protocolErrors))")

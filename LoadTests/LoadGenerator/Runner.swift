@@ -25,6 +25,8 @@ final class Runner {
     private var finished = false
     let runStart = monotonicNanos()
     var result: ScenarioResult
+    /// The `sessions` scenario's bookkeeping (nil in the others).
+    var sessionsDriver: SessionsDriver?
 
     // MARK: Threads and their sequence checks
 
@@ -40,7 +42,7 @@ final class Runner {
         var coachDirty = false
     }
     var threads: [ThreadState] = []
-    private var threadIndex: [String: Int] = [:]
+    private(set) var threadIndex: [String: Int] = [:]
 
     // MARK: Connect queue
 
@@ -65,8 +67,8 @@ final class Runner {
     private var roundRobin = 0
     private var senders: [Int] = []
     private var measuring = false
-    private var windowStart: UInt64 = .max
-    private var windowEnd: UInt64 = .max
+    private(set) var windowStart: UInt64 = .max
+    private(set) var windowEnd: UInt64 = .max
     var ackHistogram = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
     var deliveryHistogram = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
     private var sentInWindow: UInt64 = 0
@@ -280,7 +282,26 @@ final class Runner {
         sending = true
     }
 
+    /// Starts open-loop actions at `rate` per second: `action` is called once per action due (`sessions`).
+    func startActions(rate: Double, _ action: @escaping () -> Void) {
+        paceAction = action
+        startSending(rate: rate, senders: [0])
+    }
+
+    private var paceAction: (() -> Void)?
+
     func stopSending() { sending = false }
+
+    /// Calls `then` once `condition` holds, or after `limit` s.
+    func waitFor(limit: Double, _ condition: @escaping () -> Bool, then: @escaping () -> Void) {
+        let deadline = monotonicNanos() + UInt64(limit * 1e9)
+        var done = false
+        everyTick {
+            guard !done, condition() || monotonicNanos() >= deadline else { return }
+            done = true
+            then()
+        }
+    }
 
     private func pace() {
         let now = monotonicNanos()
@@ -294,6 +315,10 @@ final class Runner {
             skippedSends += budget - cap
             note("generator behind: sends skipped")
             budget = cap
+        }
+        if let paceAction {
+            for _ in 0..<budget { paceAction() }
+            return
         }
         while budget > 0 {
             budget -= 1

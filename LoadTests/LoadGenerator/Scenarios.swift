@@ -5,7 +5,7 @@ import LoadSupport
 extension Runner {
     private var everyone: [(Int, UInt64)] { clients.indices.map { ($0, 0) } }
 
-    private func connectEveryone(_ then: @escaping () -> Void) {
+    func connectEveryone(_ then: @escaping () -> Void) {
         result.server = config.serverPID.map { ServerSummary(pid: $0, rssBeforeConnectBytes: probe?.residentBytes()) }
         progress("connecting \(clients.count) sockets")
         connect(everyone) { [unowned self] in
@@ -19,7 +19,7 @@ extension Runner {
         }
     }
 
-    private func closeOut() {
+    func closeOut() {
         result.integrity = integrity()
         result.errors = errorSummary()
         result.server?.rssEndBytes = probe?.residentBytes()

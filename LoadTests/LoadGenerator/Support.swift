@@ -25,3 +25,6 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     guard written == bytes.count else { throw LoadError("short write to \(path)") }
 }
+
+/// Unix time in seconds (session starts are on the server's wall clock).
+func unixNow() -> Int64 { Int64(time(nil)) }

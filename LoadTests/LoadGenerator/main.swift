@@ -11,7 +11,7 @@ import LoadSupport
 struct SpotterLoad: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spotter-load",
-        abstract: "Load generator for `spotter serve`: chat, idle, fan-in, reconnect and ceiling scenarios.",
+        abstract: "Load generator for `spotter serve`: chat, idle, fan-in, reconnect, ceiling and video-session scenarios.",
         discussion: """
             Signs in as an admin, provisions accounts with POST /v1/admin/provision, \
             opens one socket per account and runs one scenario. Writes the result as \
@@ -21,9 +21,9 @@ struct SpotterLoad: ParsableCommand {
             """
     )
 
-    enum Scenario: String, ExpressibleByArgument, CaseIterable { case chat, idle, fanin, reconnect, ceiling }
+    enum Scenario: String, ExpressibleByArgument, CaseIterable { case chat, idle, fanin, reconnect, ceiling, sessions }
 
-    @Argument(help: "chat | idle | fanin | reconnect | ceiling")
+    @Argument(help: "chat | idle | fanin | reconnect | ceiling | sessions")
     var scenario: Scenario
 
     @Option(help: ArgumentHelp("Server address (numeric IPv4).", valueName: "address"))
@@ -41,12 +41,12 @@ struct SpotterLoad: ParsableCommand {
     var pairs = 5000
     @Option(help: "idle: sockets (half coaches, half clients).")
     var sockets = 10000
-    @Option(help: "fanin: coaches.")
-    var coaches = 50
-    @Option(help: "fanin: clients per coach.")
-    var clientsPerCoach = 200
+    @Option(help: "fanin, sessions: coaches (default 50, sessions 1000).")
+    var coaches: Int?
+    @Option(help: "fanin, sessions: clients per coach (default 200, sessions 10).")
+    var clientsPerCoach: Int?
 
-    @Option(help: "Aggregate messages/s (chat, reconnect; the first step of ceiling; clients' total in fanin). Default 10000, fanin 1000, ceiling 500.")
+    @Option(help: "Aggregate messages/s (chat, reconnect; the first step of ceiling; clients' total in fanin; session actions in sessions). Default 10000, fanin and sessions 1000, ceiling 500.")
     var rate: Double?
     @Option(help: ArgumentHelp("Measured window (chat, fanin, each ceiling step; reconnect: traffic after everyone resumed).", valueName: "seconds"))
     var duration: Double = 60
@@ -88,7 +88,7 @@ struct SpotterLoad: ParsableCommand {
 
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1...65535") }
-        guard pairs >= 1, sockets >= 2, coaches >= 1, clientsPerCoach >= 1 else { throw ValidationError("counts must be positive") }
+        guard pairs >= 1, sockets >= 2, (coaches ?? 1) >= 1, (clientsPerCoach ?? 1) >= 1 else { throw ValidationError("counts must be positive") }
         guard (1...254).contains(sourceAddresses) else { throw ValidationError("--source-addresses must be 1...254") }
         guard duration > 0, hold >= 0, warmup >= 0, grace >= 0, jitter >= 0 else { throw ValidationError("times must not be negative") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
@@ -104,12 +104,14 @@ struct SpotterLoad: ParsableCommand {
         switch scenario {
         case .chat, .reconnect, .ceiling: plan = (pairs, 1); socketCount = 2 * pairs
         case .idle: plan = (sockets / 2, 1); socketCount = 2 * (sockets / 2)
-        case .fanin: plan = (coaches, clientsPerCoach); socketCount = coaches * (clientsPerCoach + 1)
+        case .fanin, .sessions:
+            plan = scenario == .fanin ? (coaches ?? 50, clientsPerCoach ?? 200) : (coaches ?? 1000, clientsPerCoach ?? 10)
+            socketCount = plan.coaches * (plan.perCoach + 1)
         }
         if UInt64(socketCount) + 64 > fileLimit {
             throw ValidationError("\(socketCount) sockets need more file descriptors than the limit \(fileLimit)")
         }
-        let defaultRate = scenario == .fanin ? 1000.0 : scenario == .ceiling ? 500.0 : 10000.0
+        let defaultRate = scenario == .fanin || scenario == .sessions ? 1000.0 : scenario == .ceiling ? 500.0 : 10000.0
         let config = LoadConfig(
             scenario: scenario.rawValue, host: urlHost, port: port, serverPID: serverPid, sockets: socketCount,
             coaches: plan.coaches, clientsPerCoach: plan.perCoach, rate: rate ?? defaultRate, duration: duration,
@@ -147,6 +149,7 @@ struct SpotterLoad: ParsableCommand {
             case .fanin: runner.runFanIn()
             case .reconnect: runner.runReconnect()
             case .ceiling: runner.runCeiling()
+            case .sessions: runner.runSessions()
             }
         }
         result = runner.result

@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import Histogram
 import SpotterCore
+import SpotterProtocol
 
 @main
 struct SessionBench: ParsableCommand {
@@ -55,6 +56,20 @@ struct SessionBench: ParsableCommand {
         }
         precondition(found == calls * perCoach)
 
+        // The `sessions` reply as the server's loop makes it: the calendar, each session's view, the pending
+        // resolutions count and the JSON (what is left is framing it and the socket write).
+        var reply = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        var bytes = 0
+        for _ in 0..<calls {
+            let coach = "coach\(Int.random(in: 0..<coaches, using: &generator))"
+            let began = DispatchTime.now().uptimeNanoseconds
+            let result = SessionsResult(sessions: book.calendar(of: coach, from: weekStart, to: weekStart + week).map(\.view),
+                                        pendingResolutions: book.pendingResolutions(ofCoach: coach).count)
+            bytes += result.jsonText.utf8.count
+            reply.record(DispatchTime.now().uptimeNanoseconds - began)
+        }
+        precondition(bytes > calls * perCoach * 100)
+
         // A booking: an invite into the next week (free) and its accept, both overlap-checked.
         var booking = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         for n in 0..<calls {
@@ -79,6 +94,7 @@ struct SessionBench: ParsableCommand {
         print("| operation | p50 µs | p99 µs | p99.9 µs | max µs |")
         print("|---|---|---|---|---|")
         print(row("a coach's week (\(perCoach) sessions)", calendar))
+        print(row("the `sessions` reply for that week, JSON included (\(bytes / calls) bytes)", reply))
         print(row("booking: invite + accept", booking))
     }
 }
