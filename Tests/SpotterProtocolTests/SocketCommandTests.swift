@@ -124,45 +124,43 @@ struct FlatCommandTests {
 
     /// Random flat frames from a small alphabet of keys and values: whenever the fast path answers, it agrees.
     @Test func randomFramesAgree() {
-        var generator = SystemRandomNumberGenerator()
         let keys = ["id", "type", "thread_id", "client_message_id", "kind", "text", "seq", "meal", "x"]
         let values = [#""1""#, #""message.send""#, #""thread.read""#, #""typing""#, #""receipt.delivered""#, "7", "-1", "0",
                       #""""#, #""ب""#, "1e3", #""a\nb""#, "{}", "null", "true"]
-        var accepted = 0
-        for _ in 0..<10_000 {
-            let count = Int.random(in: 1...6, using: &generator)
-            // Every frame names a hot command type, so that a good share of them is flat and valid: the comparison
-            // then runs about 170 times per run, not a dozen (a dozen made the count below flaky).
-            let hot = [#""message.send""#, #""thread.read""#, #""typing""#, #""receipt.delivered""#]
-            var parts = [#""id":"r""#, "\"type\":\(hot.randomElement(using: &generator)!)"]
-            for _ in 0..<count {
-                parts.append("\"\(keys.randomElement(using: &generator)!)\":\(values.randomElement(using: &generator)!)")
-            }
-            let frame = "{" + parts.shuffled(using: &generator).joined(separator: ",") + "}"
-            let bytes = Array(frame.utf8)
-            guard let fast = FlatCommand.decode(bytes) else { continue }
-            accepted += 1
-            guard case .success(let general) = SocketCommand.decodeGenerally(bytes) else {
-                Issue.record("accepted what the general path refuses: \(frame)")
-                continue
-            }
-            #expect(fast.id == general.id && fast.command.isSame(as: general.command), "\(frame)")
+        // Every frame names a hot command type, so that a good share of them is flat and valid: the comparison
+        // then runs about 170 times per run, not a dozen (a dozen made the count below flaky).
+        let hot = [#""message.send""#, #""thread.read""#, #""typing""#, #""receipt.delivered""#]
+        let accepted = compareRandomFrames(10_000) { generator in
+            [#""id":"r""#, "\"type\":\(hot.randomElement(using: &generator)!)"]
+                + (0..<Int.random(in: 1...6, using: &generator)).map { _ in
+                    "\"\(keys.randomElement(using: &generator)!)\":\(values.randomElement(using: &generator)!)"
+                }
         }
-        #expect(accepted > 60)  // the comparison above ran for real (about 170 per run)
+        #expect(accepted > 60)  // the comparison ran for real (about 170 per run)
     }
+
+    /// The same for the session commands, each key at most once.
     @Test func randomSessionFramesAgree() {
-        var generator = SystemRandomNumberGenerator()
         let keys = ["thread_id", "start", "duration_minutes", "purpose", "session_id", "action", "reason", "x"]
         let values = [#""t1""#, #""accept""#, "1790000000", "-1", "30", "0", #""""#, #""ب""#, "1e3", #""a\nb""#, "{}", "null",
                       "true", "99999999999999999999"]
+        let hot = [#""session.invite""#, #""session.request""#, #""session.act""#]
+        let accepted = compareRandomFrames(30_000) { generator in
+            [#""id":"s""#, "\"type\":\(hot.randomElement(using: &generator)!)"]
+                + keys.shuffled(using: &generator).prefix(Int.random(in: 1...5, using: &generator)).map { key in
+                    "\"\(key)\":\(values.randomElement(using: &generator)!)"
+                }
+        }
+        #expect(accepted > 500)  // the comparison ran for real (about 950 per run)
+    }
+
+    /// Makes `count` frames of the fields `parts` gives, in random order, and checks that whatever the fast path
+    /// accepts the general path decodes to the same command. Returns how many the fast path accepted.
+    private func compareRandomFrames(_ count: Int, _ parts: (inout SystemRandomNumberGenerator) -> [String]) -> Int {
+        var generator = SystemRandomNumberGenerator()
         var accepted = 0
-        for _ in 0..<30_000 {
-            let hot = [#""session.invite""#, #""session.request""#, #""session.act""#]
-            var parts = [#""id":"s""#, "\"type\":\(hot.randomElement(using: &generator)!)"]
-            for key in keys.shuffled(using: &generator).prefix(Int.random(in: 1...5, using: &generator)) {
-                parts.append("\"\(key)\":\(values.randomElement(using: &generator)!)")
-            }
-            let frame = "{" + parts.shuffled(using: &generator).joined(separator: ",") + "}"
+        for _ in 0..<count {
+            let frame = "{" + parts(&generator).shuffled(using: &generator).joined(separator: ",") + "}"
             let bytes = Array(frame.utf8)
             guard let fast = FlatCommand.decode(bytes) else { continue }
             accepted += 1
@@ -172,6 +170,6 @@ struct FlatCommandTests {
             }
             #expect(fast.id == general.id && fast.command.isSame(as: general.command), "\(frame)")
         }
-        #expect(accepted > 500)  // the comparison above ran for real (about 950 per run)
+        return accepted
     }
 }
