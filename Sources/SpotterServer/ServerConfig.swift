@@ -79,6 +79,9 @@ public struct ServerConfig: Sendable {
     /// A session in progress completes by itself this long after its end.
     public var sessionAutoCompleteSeconds: Int64 = 1800
 
+    /// Subscription tiers (seed 000 §4): clients' monthly message and video-call quotas. Off: nothing is limited.
+    public var tiers = false
+
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15
     /// Threads that hash passwords (scrypt, ~50-100 ms each at logN 15).

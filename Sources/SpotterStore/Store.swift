@@ -103,6 +103,10 @@ public final class Store: Sendable {
         migrator.registerMigration("v7-sessions") { db in
             try db.execute(sql: "CREATE INDEX log_session ON log(pos) WHERE kind = 3")
         }
+        // A client's subscription tier (`--tiers`): every account made before starts on Freemium.
+        migrator.registerMigration("v8-tiers") { db in
+            try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN tier TEXT NOT NULL DEFAULT 'freemium'"#)
+        }
         return migrator
     }()
 

@@ -151,6 +151,12 @@ struct Serve: ParsableCommand {
     @Option(help: "Video sessions: seconds after the end when a session in progress completes by itself. [env: SPOTTER_SESSION_AUTO_COMPLETE] (default: 1800)")
     var sessionAutoComplete: Int?
 
+    @Flag(help: """
+        Subscription tiers: clients get Freemium, Premium or Smart Premium limits (messages and video calls per \
+        month, call length). Off, nothing is limited. [env: SPOTTER_TIERS=1]
+        """)
+    var tiers = false
+
     func makeConfig() throws -> ServerConfig {
         var config = ServerConfig()
         config.host = host ?? env("SPOTTER_HOST") ?? config.host
@@ -168,6 +174,7 @@ struct Serve: ParsableCommand {
         config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
         config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
         config.loadTestProvisioning = loadTestProvisioning || env("SPOTTER_LOAD_TEST_PROVISIONING") == "1"
+        config.tiers = tiers || env("SPOTTER_TIERS") == "1"
         config.meetBaseURL = meetBaseURL ?? env("SPOTTER_MEET_BASE_URL") ?? config.meetBaseURL
         config.sessionJoinEarlySeconds = Int64(try sessionJoinEarly ?? envInt("SPOTTER_SESSION_JOIN_EARLY") ?? Int(config.sessionJoinEarlySeconds))
         config.sessionReminderSeconds = Int64(try sessionReminder ?? envInt("SPOTTER_SESSION_REMINDER") ?? Int(config.sessionReminderSeconds))

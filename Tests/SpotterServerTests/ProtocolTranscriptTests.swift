@@ -23,7 +23,9 @@ struct ProtocolTranscriptTests {
     func replay(_ name: String) throws {
         let text = try String(contentsOf: Self.examples.appendingPathComponent(name), encoding: .utf8)
         let transcript = try TranscriptReplayer(name: name, text: text)
-        let server = try TestServer()
+        // `# server: --tiers` in a transcript runs it against a server with that setting.
+        let tiers = text.components(separatedBy: "\n").contains("# server: --tiers")
+        let server = try TestServer { $0.tiers = tiers }
         defer { server.stop() }
         let samples = try transcript.replay(port: server.port)
         // Tests/scripts/validate-schemas.py checks these against Protocol/schemas.

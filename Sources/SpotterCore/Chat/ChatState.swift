@@ -92,15 +92,18 @@ public final class ChatState {
     }
 
     /// `message.send` after its fields were validated (`MessageRules`).
+    /// `admit`, if given, runs once the send is known to be new (not a retry), before its seq is taken: an
+    /// error it returns (a used-up quota) is thrown, and nothing is made.
     public func send(sender: String, threadID: String, clientMessageID: String, kind: MessageKind, body: String,
-                     now: Int64, nowMilliseconds: UInt64 = 0,
-                     checkDuplicates: Bool = true) throws(APIError) -> SendDecision {
+                     now: Int64, nowMilliseconds: UInt64 = 0, checkDuplicates: Bool = true,
+                     admit: ((Side) -> APIError?)? = nil) throws(APIError) -> SendDecision {
         let (thread, side) = try participant(threadID, sender)
         guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
         guard thread.recent != nil else { return .needsWindow }
         thread.recentUsedAt = nowMilliseconds
         let key = RecentSends.key(side, clientMessageID)
         if checkDuplicates, let seq = thread.recent?.find(key) { return .candidate(seq: seq) }
+        if let refused = admit?(side) { throw refused }
         let record = ChatRecord(
             kind: .message, threadNo: thread.no, side: side, seq: thread.lastSeq + 1, a: kind.rawValue,
             ref: clientMessageID, body: body, at: now)

@@ -9,11 +9,14 @@ public struct APIError: Error, Sendable, Equatable {
     public var field: String?
     /// Seconds until a retry can succeed (for 429s).
     public var retryAfterSeconds: Int?
+    /// What makes this instance's message more precise than its code's (a used-up quota names the tier).
+    public var detail: ErrorDetail?
 
-    public init(_ code: ErrorCode, field: String? = nil, retryAfterSeconds: Int? = nil) {
+    public init(_ code: ErrorCode, field: String? = nil, retryAfterSeconds: Int? = nil, detail: ErrorDetail? = nil) {
         self.code = code
         self.field = field
         self.retryAfterSeconds = retryAfterSeconds
+        self.detail = detail
     }
 
     /// `{"error":{"code":"invalid_email","message":"…","field":"email","retry_after":42}}`.
@@ -33,7 +36,7 @@ public struct APIError: Error, Sendable, Equatable {
         Self.append(#"{"code":"#, to: &out)
         JSONText.appendString(code.rawValue, to: &out)
         Self.append(#","message":"#, to: &out)
-        JSONText.appendString(code.message(language), to: &out)
+        JSONText.appendString(detail?.message(language) ?? code.message(language), to: &out)
         if let field {
             Self.append(#","field":"#, to: &out)
             JSONText.appendString(field, to: &out)
@@ -42,6 +45,10 @@ public struct APIError: Error, Sendable, Equatable {
             Self.append(#","retry_after":"#, to: &out)
             Self.append(String(retryAfterSeconds), to: &out)
         }
+        if let upgrade = detail?.upgradeTo {
+            Self.append(#","upgrade_to":"#, to: &out)
+            JSONText.appendString(upgrade, to: &out)
+        }
         Self.append("}", to: &out)
         return out
     }
@@ -49,5 +56,54 @@ public struct APIError: Error, Sendable, Equatable {
     /// Appends the raw UTF-8 bytes of `text`.
     private static func append(_ text: String, to out: inout [UInt8]) {
         out.append(contentsOf: text.utf8)
+    }
+}
+
+/// An error's particulars, where the code alone would say less than the person needs.
+public enum ErrorDetail: Sendable, Equatable {
+    /// The monthly messages of `tier` (a tier's wire name) are used up.
+    case messageQuota(tier: String)
+    /// The monthly video calls of `tier` are used up.
+    case callQuota(tier: String)
+
+    /// The tier a refusal offers (nil at the top tier).
+    public var upgradeTo: String? {
+        switch self {
+        case .messageQuota(let tier), .callQuota(let tier):
+            switch tier {
+            case "freemium": "premium"
+            case "premium": "smart_premium"
+            default: nil
+            }
+        }
+    }
+
+    /// The seed's offer, worded for the tier (seed 000 §4: Freemium 20 messages and 1 call of 15 minutes,
+    /// Premium 200 and 2 of 25, Smart Premium unlimited and 4 of 25).
+    public func message(_ language: Language) -> String {
+        let ar = language == .arabic
+        switch self {
+        case .messageQuota(let tier):
+            switch tier {
+            case "freemium":
+                return ar ? "استخدمت رسائلك العشرين لهذا الشهر. رقِّ إلى Premium لتحصل على 200 رسالة شهريًا، أو إلى Smart Premium لرسائل غير محدودة."
+                    : "You have used your 20 messages for this month. Upgrade to Premium for 200 messages a month, or to Smart Premium for unlimited messages."
+            default:
+                return ar ? "استخدمت رسائلك المئتين لهذا الشهر. رقِّ إلى Smart Premium لرسائل غير محدودة."
+                    : "You have used your 200 messages for this month. Upgrade to Smart Premium for unlimited messages."
+            }
+        case .callQuota(let tier):
+            switch tier {
+            case "freemium":
+                return ar ? "استخدمت مكالمة الفيديو المتاحة لك هذا الشهر. رقِّ إلى Premium لمكالمتين شهريًا مدة كل منهما 25 دقيقة، أو إلى Smart Premium لأربع مكالمات."
+                    : "You have used your video call for this month. Upgrade to Premium for 2 calls a month of 25 minutes, or to Smart Premium for 4."
+            case "premium":
+                return ar ? "استخدمت مكالمتي الفيديو المتاحتين لك هذا الشهر. رقِّ إلى Smart Premium لأربع مكالمات شهريًا."
+                    : "You have used your 2 video calls for this month. Upgrade to Smart Premium for 4 calls a month."
+            default:
+                return ar ? "استخدمت مكالمات الفيديو الأربع المتاحة لك هذا الشهر. يتجدد رصيدك في أول الشهر القادم."
+                    : "You have used your 4 video calls for this month. They renew on the first day of next month."
+            }
+        }
     }
 }

@@ -113,6 +113,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case invalidPurpose = "invalid_purpose"
     /// 409: a join before the join window opens (10 minutes before the start) or after the session's end.
     case outsideJoinWindow = "outside_join_window"
+    /// 429: a client's monthly allowance (messages, video calls) is used up (`--tiers`). The message names what
+    /// the next tier gives; `upgrade_to` names that tier.
+    case quotaExceeded = "quota_exceeded"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -270,6 +273,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .invalidPurpose:
             return (400, "Describe the session's purpose in 1 to 200 characters.",
                     "صف هدف الجلسة في 1 إلى 200 حرف.")
+        case .quotaExceeded:
+            return (429, "You have used this month's allowance. Upgrade your plan for more.",
+                    "استهلكت رصيدك لهذا الشهر. رقِّ اشتراكك للحصول على المزيد.")
         case .outsideJoinWindow:
             return (409, "You can join from 10 minutes before the session starts until it ends.",
                     "يمكنك الانضمام قبل بدء الجلسة بعشر دقائق وحتى نهايتها.")

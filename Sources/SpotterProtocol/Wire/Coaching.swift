@@ -164,9 +164,11 @@ public struct ClientListingView: Codable, Sendable, Equatable {
     public var age: Int?
     public var latestWeightKg: Double?
     public var threadId: String
+    /// The client's subscription tier, when the server runs with `--tiers`.
+    public var tier: String?
 
     public init(clientId: String, fullName: String?, goal: String?, experienceLevel: String?, age: Int?,
-                latestWeightKg: Double?, threadId: String) {
+                latestWeightKg: Double?, threadId: String, tier: String? = nil) {
         self.clientId = clientId
         self.fullName = fullName
         self.goal = goal
@@ -174,10 +176,11 @@ public struct ClientListingView: Codable, Sendable, Equatable {
         self.age = age
         self.latestWeightKg = latestWeightKg
         self.threadId = threadId
+        self.tier = tier
     }
 
     enum CodingKeys: String, CodingKey {
-        case goal, age
+        case goal, age, tier
         case clientId = "client_id"
         case fullName = "full_name"
         case experienceLevel = "experience_level"

@@ -74,6 +74,9 @@ extension OTPVerifyRequest: KnownFields {
 extension ProfileRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
+extension TierRequest: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
 extension LanguageRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }

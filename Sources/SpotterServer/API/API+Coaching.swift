@@ -156,12 +156,14 @@ extension API {
         guard AccessPolicy.canListOwnClients(actor) else { throw APIError(.forbidden) }
         let services = self.services
         let today = todayUTC()
+        let directory = server.config.tiers ? services.accounts.directory : nil
         run(language, respond) {
             try services.accounts.clients(ofCoach: actor.userID).map { row in
                 ClientListingView(
                     clientId: row.clientId, fullName: row.fullName, goal: row.goal, experienceLevel: row.experienceLevel,
                     age: row.dateOfBirth.flatMap { Onboarding.age(dateOfBirth: $0, today: today) },
-                    latestWeightKg: row.latestWeightKg, threadId: row.threadId)
+                    latestWeightKg: row.latestWeightKg, threadId: row.threadId,
+                    tier: directory?.user(id: row.clientId)?.tier)
             }
         }
     }

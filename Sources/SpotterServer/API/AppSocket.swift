@@ -82,10 +82,15 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             let cursor = hub.state.lastPos(of: actor.userID)
             lastSentCursor = cursor
             send(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor).jsonText)
-            if let resumeCursor {
-                startResume(from: resumeCursor, id: nil)
-            } else {
-                goLive()
+            // A metered client's quota comes next (`--tiers`; a value, not a logged event), then the replay.
+            hub.quotaView(actor.userID) { [weak self] view in
+                guard let self else { return }
+                if let view { send(JSONText.encoder.encodeToString(QuotaEvent(quota: view))) }
+                if let resumeCursor {
+                    startResume(from: resumeCursor, id: nil)
+                } else {
+                    goLive()
+                }
             }
         }
     }

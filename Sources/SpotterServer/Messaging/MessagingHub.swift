@@ -39,6 +39,10 @@ final class MessagingHub {
     private(set) var reloading = false
     /// Called with what the store holds once the state was rebuilt (the sessions reload from it).
     var onReload: ((LoadedChat) -> Void)?
+    /// Clients' message counts this month (`--tiers`), loaded from the log on first need.
+    private(set) var quotas = MessageQuotas()
+    /// Work waiting for a client's count, by user id.
+    private var waitingForQuota: [String: [() -> Void]] = [:]
 
     init(server: Server, log: ChatLog, loaded: LoadedChat, broker: any Broker = InProcessBroker(), maxInFlight: Int) {
         self.server = server
@@ -104,6 +108,7 @@ final class MessagingHub {
             switch result {
             case .success(let loaded):
                 state = loaded.makeState()
+                quotas.forgetAll()  // the charges of the lost records went with them: count again
                 resumeFloor = loaded.resumeFloor
                 onReload?(loaded)
                 log.resume()
@@ -212,17 +217,25 @@ final class MessagingHub {
     /// `message.send`: the committed message as JSON, or the original when this is a retry.
     func send(_ request: SendRequest, checkDuplicates: Bool = true, reply: @escaping (Result<String, APIError>) -> Void) {
         guard !reloading else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
+        // A client's send counts against the month's messages (`--tiers`): the check and the charge are made
+        // in this one step, once the send is known to be new (a retry is never charged).
+        let meter = meter(request.sender, now: request.now)
+        if meter != nil, !quotas.isLoaded(request.sender) {
+            return loadQuota(request.sender) { [self] in send(request, checkDuplicates: checkDuplicates, reply: reply) }
+        }
         let decision: ChatState.SendDecision
         do {
             decision = try state.send(
                 sender: request.sender, threadID: request.threadID, clientMessageID: request.clientMessageID,
                 kind: request.kind, body: request.body, now: request.now, nowMilliseconds: server.loop.nowMilliseconds,
-                checkDuplicates: checkDuplicates)
+                checkDuplicates: checkDuplicates,
+                admit: meter.map { meter in { [self] _ in quotas.refusal(request.sender, tier: meter.tier, month: meter.month) } })
         } catch {
             return reply(.failure(error))
         }
         switch decision {
         case .append(let record):
+            if let meter { quotas.charge(request.sender, month: meter.month) }
             append([record]) { [self] result in
                 switch result {
                 case .success(let done):
@@ -230,6 +243,7 @@ final class MessagingHub {
                     let message = state.messageView(done[0])!.jsonText
                     reply(.success(message))
                     publish(done[0], messageJSON: message)
+                    if meter != nil { pushQuota(request.sender) }
                 case .failure(let error):
                     reply(.failure(error))
                 }
@@ -284,6 +298,64 @@ final class MessagingHub {
                 for work in waiting { work() }  // still cold: each asks again
             }
         })
+    }
+
+    // MARK: - Quotas (`--tiers`)
+
+    /// A client's tier and month when their sends are metered; nil for coaches, admins, or without `--tiers`.
+    /// The user comes from the directory: a socket's hello put them there before any send.
+    func meter(_ userID: String, now: Int64) -> (tier: Tier, month: QuotaMonth, language: Language)? {
+        guard server.config.tiers, let user = server.api.services.accounts.directory?.user(id: userID),
+              user.role == "client" else { return nil }
+        return (Tier(stored: user.tier), QuotaMonth(at: now, in: TimeZoneRules.zone(user.timeZone)),
+                Language(rawValue: user.language) ?? .english)
+    }
+
+    /// Reads a client's messages of this month from the log (after every append before it), then runs what
+    /// waited for the count, in order.
+    func loadQuota(_ userID: String, then work: @escaping () -> Void) {
+        guard let meter = meter(userID, now: unixNow()) else { return work() }
+        if waitingForQuota[userID] != nil {
+            waitingForQuota[userID]!.append(work)
+            return
+        }
+        waitingForQuota[userID] = [work]
+        flush()
+        let threadNos = state.threads(of: userID).map(\.no)
+        log.sendsSince(threadNos: threadNos, side: .client, since: meter.month.startsAt,
+                       completion: server.loop.completion { [unowned self] (result: Result<Int, any Error>) in
+            let waiting = waitingForQuota.removeValue(forKey: userID) ?? []
+            switch result {
+            case .success(let used):
+                if !quotas.isLoaded(userID) { quotas.load(userID, used: used, month: meter.month) }
+            case .failure(let error):
+                server.logger.error("could not count a client's messages", metadata: ["error": "\(error)"])
+            }
+            for work in waiting { work() }  // still not loaded after a failure: each asks again
+        })
+    }
+
+    /// The client's quota as their apps show it (loading the count first if needed); nil when not metered.
+    func quotaView(_ userID: String, then done: @escaping (QuotaView?) -> Void) {
+        let now = unixNow()
+        guard let meter = meter(userID, now: now) else { return done(nil) }
+        guard quotas.isLoaded(userID) else {
+            return loadQuota(userID) { [self] in
+                guard quotas.isLoaded(userID) else { return done(nil) }
+                quotaView(userID, then: done)
+            }
+        }
+        let calls = server.sessions.callsUsed(clientID: userID, month: meter.month)
+        done(meter.tier.view(messages: quotas.use(userID, tier: meter.tier, month: meter.month), callsUsed: calls,
+                             month: meter.month, language: meter.language))
+    }
+
+    /// Pushes the client's quota to every socket of theirs (after a send, a tier change).
+    func pushQuota(_ userID: String) {
+        quotaView(userID) { [self] view in
+            guard let view else { return }
+            broker.publishEphemeral(userID: userID, frame: JSONText.encoder.encodeToString(QuotaEvent(quota: view)))
+        }
     }
 
     // MARK: - Receipts

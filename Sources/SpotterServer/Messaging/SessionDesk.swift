@@ -91,6 +91,15 @@ final class SessionDesk {
         return .success(result.jsonText)
     }
 
+    /// A client's video calls this month (`--tiers`): sessions starting in the month that were confirmed and
+    /// not given back (cancelled, declined and expired ones do not count).
+    func callsUsed(clientID: String, month: QuotaMonth) -> Int {
+        book.calendar(of: clientID, from: month.startsAt, to: month.resetsAt).filter { session in
+            session.clientID == clientID && session.start >= month.startsAt
+                && [.scheduled, .rescheduleRequested, .inProgress, .completed, .missed].contains(session.status)
+        }.count
+    }
+
     // MARK: - Timers
 
     func tick() {

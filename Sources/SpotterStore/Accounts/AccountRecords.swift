@@ -15,9 +15,12 @@ public struct UserRecord: Sendable, Equatable {
     public var createdAt: Int64
     /// An IANA time zone name ("Asia/Riyadh"), "UTC" unless the user chose one.
     public var timeZone: String
+    /// A client's subscription tier (`freemium`, `premium`, `smart_premium`); it only counts with `--tiers`.
+    public var tier: String
 
     public init(id: String, role: String, fullName: String?, email: String?, phone: String?, passwordHash: String?,
-                language: String, onboardingCompleted: Bool, createdAt: Int64, timeZone: String = "UTC") {
+                language: String, onboardingCompleted: Bool, createdAt: Int64, timeZone: String = "UTC",
+                tier: String = "freemium") {
         self.id = id
         self.role = role
         self.fullName = fullName
@@ -28,12 +31,14 @@ public struct UserRecord: Sendable, Equatable {
         self.onboardingCompleted = onboardingCompleted
         self.createdAt = createdAt
         self.timeZone = timeZone
+        self.tier = tier
     }
 
     init(row: Row) {
         self.init(id: row["id"], role: row["role"], fullName: row["fullName"], email: row["email"], phone: row["phone"],
                   passwordHash: row["passwordHash"], language: row["language"],
-                  onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"], timeZone: row["timeZone"])
+                  onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"], timeZone: row["timeZone"],
+                  tier: row["tier"])
     }
 }
 

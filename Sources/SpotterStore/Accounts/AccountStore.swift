@@ -124,6 +124,20 @@ public struct AccountStore: Sendable {
         }, users: { [$0] })
     }
 
+    /// Sets a client's tier (a wire name, checked by the caller); returns the user as stored. `.notFound` for
+    /// an unknown user, `.conflict("not_a_client")` for a coach or an admin.
+    @discardableResult
+    public func setTier(userID: String, _ tier: String) throws -> UserRecord {
+        try write({ db -> UserRecord in
+            guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
+            guard user.role == "client" else { throw AccountStoreError.conflict("not_a_client") }
+            try db.execute(sql: #"UPDATE "user" SET tier = ? WHERE id = ?"#, arguments: [tier, userID])
+            var changed = user
+            changed.tier = tier
+            return changed
+        }, users: { [$0] })
+    }
+
     // MARK: Refresh tokens
 
     /// Stores a new refresh token (its SHA-256 hex) as the first of a family, or in an existing family.

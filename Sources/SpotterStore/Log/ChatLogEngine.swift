@@ -7,7 +7,7 @@ import SpotterCore
 /// Guarantees every engine gives:
 /// - `append` completes after the records are durable (as durable as the engine is), with positions that
 ///   increase in call order and are never reused;
-/// - `message` and `recentSends` see every append called before them (they are ordered with appends);
+/// - `message`, `recentSends` and `sendsSince` see every append called before them (they are ordered with appends);
 /// - `checkpoint(first:last:)` saves views; `load` returns every thread with the views last saved and every
 ///   record after the position the last complete checkpoint noted in its first part;
 /// - `records` returns a thread set's records after a position in log order; `history` a thread's messages
@@ -20,6 +20,7 @@ public protocol ChatLogEngine: AnyObject, Sendable {
                     completion: @escaping @Sendable (Result<Int64, any Error>) -> Void)
     func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void)
     func recentSends(threadNo: Int64, limit: Int, completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void)
+    func sendsSince(threadNos: [Int64], side: Side, since: Int64, completion: @escaping @Sendable (Result<Int, any Error>) -> Void)
     func load() throws -> LoadedChat
     func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord]
     func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord]

@@ -88,6 +88,15 @@ public final class MemoryChatLog: ChatLogEngine {
         completion(.success(Array(keys)))
     }
 
+    public func sendsSince(threadNos: [Int64], side: Side, since: Int64,
+                           completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        let wanted = Set(threadNos)
+        let count = state.withLock { state in
+            state.records.filter { wanted.contains($0.threadNo) && $0.kind == .message && $0.side == side && $0.at >= since }.count
+        }
+        completion(.success(count))
+    }
+
     public func load() throws -> LoadedChat {
         state.withLock { state in
             let threads = state.threads.values.sorted { ($0.createdAt, $0.no) < ($1.createdAt, $1.no) }.map { row in

@@ -1,0 +1,51 @@
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+import WebSocket
+
+/// Subscription tiers (`--tiers`): admins set a client's tier and read their usage. A change applies at once:
+/// the client's live sockets get their new quota.
+extension API {
+    func setTier(_ userID: String, _ request: HTTPRequest, _ actor: Actor, _ language: Language,
+                 _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
+        guard let name = try JSON.decode(TierRequest.self, from: request.body).tier else {
+            throw APIError(.missingField, field: "tier")
+        }
+        guard let tier = Tier(rawValue: name) else { throw APIError(.badRequest, field: "tier") }
+        let accounts = services.accounts
+        server.loop.runBlocking({
+            blockingResult { () throws -> UserRecord in
+                do {
+                    return try accounts.setTier(userID: userID, tier.rawValue)
+                } catch AccountStoreError.notFound {
+                    throw APIError(.notFound, field: "id")
+                } catch AccountStoreError.conflict {
+                    throw APIError(.conflict, field: "id")  // coaches and admins have no tier
+                }
+            }
+        }, then: { [self] (result: Result<UserRecord, APIError>) in
+            switch result {
+            case .success:
+                server.hub.pushQuota(userID)
+                answerUsage(userID, tier: tier, language, respond)
+            case .failure(let error):
+                respond(.apiError(error, language))
+            }
+        })
+    }
+
+    func usage(_ userID: String, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
+        guard let user = services.accounts.directory?.user(id: userID), user.role == "client" else {
+            throw APIError(.notFound, field: "id")
+        }
+        answerUsage(userID, tier: Tier(stored: user.tier), language, respond)
+    }
+
+    private func answerUsage(_ userID: String, tier: Tier, _ language: Language, _ respond: @escaping Respond) {
+        server.hub.quotaView(userID) { quota in
+            respond(.json(200, UsageView(userId: userID, tier: tier.rawValue, quota: quota)))
+        }
+    }
+}
