@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SpotterCore
 import SpotterServer
 import SpotterStore
 import TestSupport
@@ -95,6 +96,41 @@ struct TiersTests {
                              token: chat.fixture.admin.access).errorCode == "conflict")
         #expect(try api.call("PUT", "/v1/admin/users/\(chat.fixture.clientA.id)/tier", ["tier": "gold"],
                              token: chat.fixture.admin.access).errorCode == "bad_request")
+    }
+
+    /// Video calls follow the tier: a Freemium client's calls last at most 15 minutes whoever proposes them, and
+    /// one is confirmed per month; a cancelled call is given back.
+    @Test func videoCallsFollowTheTier() throws {
+        let chat = try ChatFixture { $0.tiers = true }
+        defer { chat.server.stop() }
+        let coach = try chat.socket(chat.fixture.coachX.access)
+        let client = try chat.socket(chat.fixture.clientA.access)
+        _ = try Self.quota(client)
+        // Two starts in one month (the client's zone is UTC), an hour apart.
+        let now = Int64(Date().timeIntervalSince1970)
+        let month = QuotaMonth(at: now, in: TimeZone(identifier: "UTC")!)
+        let first = now + 7200 < month.resetsAt - 3600 ? now + 3600 : month.resetsAt + 3600
+        func invite(_ start: Int64, minutes: Int) throws -> [String: Any] {
+            try coach.command("session.invite", ["thread_id": chat.thread, "start": start, "duration_minutes": minutes, "purpose": "Check-in"])
+        }
+        let tooLong = try invite(first, minutes: 30)
+        #expect(Self.code(tooLong) == "invalid_duration")
+        #expect(((tooLong["error"] as? [String: Any])?["message"] as? String)?.contains("at most 15 minutes") == true)
+        let one = try #require((try invite(first, minutes: 15)["result"] as? [String: Any])?["id"] as? String)
+        _ = try client.result("session.act", ["session_id": one, "action": "accept"])
+        var quota = try Self.quota(client)
+        while (quota["calls"] as? [String: Any])?["used"] as? Int != 1 { quota = try Self.quota(client) }
+        #expect((quota["calls"] as? [String: Any])?["band"] as? String == "red")
+
+        // The month's call is used: another invite may be made, but not confirmed; a request is refused.
+        let two = try #require((try invite(first + 3600, minutes: 15)["result"] as? [String: Any])?["id"] as? String)
+        let refused = try client.command("session.act", ["session_id": two, "action": "accept"])
+        #expect(Self.code(refused) == "quota_exceeded" && (refused["error"] as? [String: Any])?["upgrade_to"] as? String == "premium")
+        #expect(Self.code(try client.command("session.request", ["thread_id": chat.thread, "start": first + 7200,
+                                                                  "duration_minutes": 15, "purpose": "More"])) == "quota_exceeded")
+        // Cancelling the first gives the call back.
+        _ = try coach.result("session.act", ["session_id": one, "action": "cancel", "reason": "Moved"])
+        #expect((try client.result("session.act", ["session_id": two, "action": "accept"]))["status"] as? String == "scheduled")
     }
 
     @Test func withoutTiersNothingIsLimited() throws {

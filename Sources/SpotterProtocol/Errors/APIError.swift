@@ -65,15 +65,19 @@ public enum ErrorDetail: Sendable, Equatable {
     case messageQuota(tier: String)
     /// The monthly video calls of `tier` are used up.
     case callQuota(tier: String)
+    /// A video call longer than `tier` allows.
+    case callLength(tier: String)
 
     /// The tier a refusal offers (nil at the top tier).
     public var upgradeTo: String? {
         switch self {
+        case .callLength(let tier):
+            return tier == "freemium" ? "premium" : nil  // Premium and Smart Premium calls are as long
         case .messageQuota(let tier), .callQuota(let tier):
             switch tier {
-            case "freemium": "premium"
-            case "premium": "smart_premium"
-            default: nil
+            case "freemium": return "premium"
+            case "premium": return "smart_premium"
+            default: return nil
             }
         }
     }
@@ -92,6 +96,12 @@ public enum ErrorDetail: Sendable, Equatable {
                 return ar ? "استخدمت رسائلك المئتين لهذا الشهر. رقِّ إلى Smart Premium لرسائل غير محدودة."
                     : "You have used your 200 messages for this month. Upgrade to Smart Premium for unlimited messages."
             }
+        case .callLength(let tier):
+            return tier == "freemium"
+                ? (ar ? "مكالمات الفيديو في باقتك مدتها 15 دقيقة كحد أقصى. رقِّ إلى Premium لمكالمات مدتها 25 دقيقة."
+                      : "Video calls on your plan last at most 15 minutes. Upgrade to Premium for 25-minute calls.")
+                : (ar ? "مكالمات الفيديو في باقتك مدتها 25 دقيقة كحد أقصى."
+                      : "Video calls on your plan last at most 25 minutes.")
         case .callQuota(let tier):
             switch tier {
             case "freemium":

@@ -48,6 +48,9 @@ final class SessionDesk {
             // The coach invites; the client asks for a call.
             guard side == (invite ? .coach : .client) else { throw APIError(.forbidden, field: "type") }
             let actor: SessionActor = side == .coach ? .coach : .client
+            if let refusal = tierRefusal(clientID: thread.clientID, start: start, minutes: minutes, countsNow: !invite) {
+                throw refusal
+            }
             let room = "spotter-" + Digest.hex(SecureRandom.bytes(16))  // 128 random bits
             let result = book.create(
                 id: SecureRandom.uuid(), threadID: thread.id, coachID: thread.coachID, clientID: thread.clientID,
@@ -73,6 +76,13 @@ final class SessionDesk {
             return reply(.failure(APIError(.badRequest, field: "action")))
         }
         let actor = book[id]?.actor(userID)
+        // An accept confirms the session: it must fit the client's video calls of its month (`--tiers`).
+        if action == .accept, let session = book[id],
+           [.invited, .requested, .alternativeProposed].contains(session.status),
+           let refusal = tierRefusal(clientID: session.clientID, start: session.proposedStart ?? session.start,
+                                     minutes: nil, countsNow: true) {
+            return reply(.failure(refusal))
+        }
         switch book.act(action, sessionID: id, userID: userID, start: command.start, reason: command.reason, now: now) {
         case .success(let outcome):
             commit(outcome, actor: actor, action: action, now: now, reply: reply)
@@ -89,6 +99,21 @@ final class SessionDesk {
         let result = SessionsResult(sessions: book.calendar(of: userID, from: from, to: to).map(\.view),
                                     pendingResolutions: book.pendingResolutions(ofCoach: userID).count)
         return .success(result.jsonText)
+    }
+
+    /// What the client's tier refuses (`--tiers`): a call longer than the tier's (`invalid_duration`, naming
+    /// it), or — when the change would confirm a call (`countsNow`: a client's request, an accept) — one more
+    /// call than the tier gives in the month of `start` (`quota_exceeded`). Nil when it fits, and always
+    /// without `--tiers`.
+    func tierRefusal(clientID: String, start: Int64, minutes: Int?, countsNow: Bool) -> APIError? {
+        guard let meter = hub.meter(clientID, now: start) else { return nil }
+        if let minutes, minutes > meter.tier.callMinutes {
+            return APIError(.invalidDuration, field: "duration_minutes", detail: .callLength(tier: meter.tier.rawValue))
+        }
+        if countsNow, callsUsed(clientID: clientID, month: meter.month) >= meter.tier.callsPerMonth {
+            return APIError(.quotaExceeded, field: "start", detail: .callQuota(tier: meter.tier.rawValue))
+        }
+        return nil
     }
 
     /// A client's video calls this month (`--tiers`): sessions starting in the month that were confirmed and
@@ -142,6 +167,10 @@ final class SessionDesk {
                 reply?(.success(answer))
                 for (record, made) in zip(done, made) {
                     hub.publish(record, events: events(made.body, sessionJSON: made.sessionJSON, record: record, made.thread))
+                }
+                // A confirmed, cancelled or declined call changes the client's quota (`--tiers`).
+                for clientID in Set(made.map(\.thread.clientID)) where hub.meter(clientID, now: now) != nil {
+                    hub.pushQuota(clientID)
                 }
             case .failure(let error):
                 reply?(.failure(error))  // the hub reloads the chat state and, through it, the book
