@@ -81,6 +81,18 @@ struct JSONTextTests {
         }
     }
 
+    @Test("the quota event matches JSONEncoder, limited or not, with and without a warning")
+    func quota() {
+        for text in Self.samples {
+            for limited in [false, true] {
+                let messages = QuotaAllowance(used: 16, limit: limited ? 20 : nil, left: limited ? 4 : nil, band: text)
+                let view = QuotaView(tier: text, messages: messages, calls: QuotaAllowance(used: 0, limit: 1, left: 1, band: "green"),
+                                     callMinutes: 15, attachments: limited, resetsAt: 1_796_083_200, warning: limited ? text : nil)
+                #expect(QuotaEvent(quota: view).jsonText == encoded(QuotaEvent(quota: view)))
+            }
+        }
+    }
+
     @Test("the hello and its user match JSONEncoder, with nil fields left out")
     func hello() {
         for text in Self.samples {

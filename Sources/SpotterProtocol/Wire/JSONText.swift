@@ -266,6 +266,35 @@ extension SessionView {
     }
 }
 
+extension QuotaAllowance {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("band", band)
+        json.field("left", left.map(Int64.init))
+        json.field("limit", limit.map(Int64.init))
+        json.field("used", Int64(used))
+        return json.finish()
+    }
+}
+
+extension QuotaEvent {
+    /// After every accepted send of a metered client.
+    public var jsonText: String {
+        var inner = JSONText()
+        inner.field("attachments", quota.attachments)
+        inner.field("call_minutes", Int64(quota.callMinutes))
+        inner.field("calls", json: quota.calls.jsonText)
+        inner.field("messages", json: quota.messages.jsonText)
+        inner.field("resets_at", quota.resetsAt)
+        inner.field("tier", quota.tier)
+        inner.field("warning", quota.warning)
+        var json = JSONText()
+        json.field("quota", json: inner.finish())
+        json.field("type", type)
+        return json.finish()
+    }
+}
+
 extension SessionEvent {
     public var jsonText: String {
         SessionEvent.jsonText(change: change, sessionJSON: session.jsonText, messageJSON: message.jsonText, unread: unread,

@@ -85,7 +85,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             // A metered client's quota comes next (`--tiers`; a value, not a logged event), then the replay.
             hub.quotaView(actor.userID) { [weak self] view in
                 guard let self else { return }
-                if let view { send(JSONText.encoder.encodeToString(QuotaEvent(quota: view))) }
+                if let view { send(QuotaEvent(quota: view).jsonText) }
                 if let resumeCursor {
                     startResume(from: resumeCursor, id: nil)
                 } else {

@@ -307,9 +307,19 @@ final class MessagingHub {
     func meter(_ userID: String, now: Int64) -> (tier: Tier, month: QuotaMonth, language: Language)? {
         guard server.config.tiers, let user = server.api.services.accounts.directory?.user(id: userID),
               user.role == "client" else { return nil }
-        return (Tier(stored: user.tier), QuotaMonth(at: now, in: TimeZoneRules.zone(user.timeZone)),
-                Language(rawValue: user.language) ?? .english)
+        return (Tier(stored: user.tier), month(at: now, zone: user.timeZone), Language(rawValue: user.language) ?? .english)
     }
+
+    /// The quota month of `now` in a zone, computed once per zone and month (a calendar computation costs more
+    /// than the rest of a metered send).
+    private func month(at now: Int64, zone: String) -> QuotaMonth {
+        if let known = months[zone], known.startsAt <= now, now < known.resetsAt { return known }
+        let month = QuotaMonth(at: now, in: TimeZoneRules.zone(zone))
+        months[zone] = month
+        return month
+    }
+
+    private var months: [String: QuotaMonth] = [:]
 
     /// Reads a client's messages of this month from the log (after every append before it), then runs what
     /// waited for the count, in order.
@@ -354,7 +364,7 @@ final class MessagingHub {
     func pushQuota(_ userID: String) {
         quotaView(userID) { [self] view in
             guard let view else { return }
-            broker.publishEphemeral(userID: userID, frame: JSONText.encoder.encodeToString(QuotaEvent(quota: view)))
+            broker.publishEphemeral(userID: userID, frame: QuotaEvent(quota: view).jsonText)
         }
     }
 
