@@ -8,13 +8,14 @@
 # come up or dies, or a scenario counted an error.
 #
 # Settings (environment, defaults in brackets):
-#   LOAD_SCENARIOS [chat,idle,fanin,reconnect,ceiling,sessions]
+#   LOAD_SCENARIOS [chat,idle,fanin,reconnect,ceiling,sessions,quota]
 #   PAIRS [5000]        chat/reconnect/ceiling pairs (2 sockets each)
 #   RATE [10000]        chat msgs/s           RECONNECT_RATE [500]  reconnect msgs/s
 #   DURATION [60]       chat window (s)      IDLE_SOCKETS [10000]  IDLE_HOLD [60]
 #   FANIN_DURATION [15] FANIN_RATE [200]     FANIN_COACH_COMMANDS [8] (per coach per s)
 #   RECONNECT_TAIL [5]  JITTER [2]  (reconnect: traffic after recovery; reconnect delay spread)
 #   CEILING_START [500] CEILING_FACTOR [1.5] CEILING_MAX [60000] CEILING_DURATION [5]
+#   QUOTA_PAIRS [5000] QUOTA_RATE [5000] QUOTA_DURATION [30] (quota: Freemium clients past their 20 messages; server with --tiers)
 #   SESSIONS_COACHES [1000] SESSIONS_CLIENTS [10] (per coach) SESSIONS_RATE [1000] (actions/s) SESSIONS_DURATION [60]
 #   SCRATCH [.build]    swift build --scratch-path
 #   SKIP_BUILD [0]      1: use the binaries already built
@@ -26,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-LOAD_SCENARIOS=${LOAD_SCENARIOS:-chat,idle,fanin,reconnect,ceiling,sessions}
+LOAD_SCENARIOS=${LOAD_SCENARIOS:-chat,idle,fanin,reconnect,ceiling,sessions,quota}
 PAIRS=${PAIRS:-5000}
 RATE=${RATE:-10000}
 DURATION=${DURATION:-60}
@@ -44,6 +45,9 @@ CEILING_FACTOR=${CEILING_FACTOR:-1.5}
 CEILING_MAX=${CEILING_MAX:-60000}
 CEILING_DURATION=${CEILING_DURATION:-5}
 SESSIONS_COACHES=${SESSIONS_COACHES:-1000}
+QUOTA_PAIRS=${QUOTA_PAIRS:-5000}
+QUOTA_RATE=${QUOTA_RATE:-5000}
+QUOTA_DURATION=${QUOTA_DURATION:-30}
 SESSIONS_CLIENTS=${SESSIONS_CLIENTS:-10}
 SESSIONS_RATE=${SESSIONS_RATE:-1000}
 SESSIONS_DURATION=${SESSIONS_DURATION:-60}
@@ -131,6 +135,8 @@ run_scenario() {  # name, bound in seconds, spotter-load options...
     local serve_opts=()
     # idle: ping every 5 s so the hold exercises the keepalive (default: idle timeout / 2 = 60 s).
     if [ "$name" = idle ]; then serve_opts=(--ping-interval 5); fi
+    # quota: clients are metered (Freemium, 20 messages a month).
+    if [ "$name" = quota ]; then serve_opts=(--tiers); fi
     start_server "${serve_opts[@]}" || { status=1; return; }
     set +e
     timeout "$bound" "$LOAD" "$name" --port "$PORT" --server-pid "$SERVER_PID" --admin-email "$ADMIN_EMAIL" \
@@ -161,6 +167,7 @@ for name in "${scenarios[@]}"; do
             --ceiling-max "$CEILING_MAX" --duration "$CEILING_DURATION" --step-warmup 2 --grace 5 ;;
         sessions) run_scenario sessions 200 --coaches "$SESSIONS_COACHES" --clients-per-coach "$SESSIONS_CLIENTS" \
             --rate "$SESSIONS_RATE" --duration "$SESSIONS_DURATION" --warmup 3 ;;
+        quota) run_scenario quota 150 --pairs "$QUOTA_PAIRS" --rate "$QUOTA_RATE" --duration "$QUOTA_DURATION" --warmup 3 ;;
         *) echo "unknown scenario $name" >&2; status=1 ;;
     esac
 done

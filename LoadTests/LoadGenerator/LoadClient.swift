@@ -51,6 +51,15 @@ final class LoadClient {
     /// Message contents seen (sender index << 32 | number), to catch a message stored twice.
     private var seenContent: Set<UInt64> = []
     var trackContent = false
+    /// `messages.used` of the last `quota` event (servers with `--tiers`).
+    private(set) var lastQuotaUsed: Int64?
+    /// Sends acknowledged, and refused with `quota_exceeded` (the `quota` scenario).
+    private(set) var accepted = 0
+    private(set) var quotaRefused = 0
+    /// The first send's frame and seq, for the `quota` scenario's retry; the retry's outcome.
+    private var firstSend: (frame: [UInt8], seq: Int64)?
+    private var retrying = false
+    private(set) var retryOutcome: String?
     /// Frames the server sent that this client answered itself (pongs to keepalive pings).
     private(set) var pongsSent = 0
     static let padding = Array("-spotter-load-chat-message".utf8)
@@ -200,6 +209,8 @@ final class LoadClient {
                 handleReply(scan)
             } else if scan.hasPrefix(Key.cursorPrefix) {
                 handleEvent(scan)
+            } else if scan.hasPrefix(Key.quotaPrefix), let messages = scan.after(Key.messages) {
+                lastQuotaUsed = scan.int(Key.used, from: messages)
             }
             // presence, typing, auth.expiring: not logged, nothing to check
         }
@@ -272,8 +283,19 @@ final class LoadClient {
         switch kind {
         case UInt8(ascii: "m"):
             guard let sent = pending.removeValue(forKey: number) else { return runner.protocolError("reply to an unknown send") }
+            if retrying, number == 0 {
+                retrying = false
+                let seq = scan.int(Key.seq)
+                retryOutcome = ok ? (seq == firstSend?.seq ? "same seq" : "seq \(seq ?? -1), was \(firstSend?.seq ?? -1)") : (errorCode ?? "refused")
+                return
+            }
             if ok, let seq = scan.int(Key.seq) {
+                accepted += 1
+                if number == 0 { firstSend = (sent.frame, seq) }
                 runner.sendAcked(by: self, thread: sent.thread, seq: seq, sentAt: sent.sentAt)
+            } else if errorCode == "quota_exceeded", runner.config.scenario == "quota" {
+                quotaRefused += 1
+                runner.sendRefused(sentAt: sent.sentAt)
             } else {
                 runner.commandFailed(errorCode ?? "reply without seq")
             }
@@ -315,6 +337,14 @@ final class LoadClient {
         pending[number] = PendingSend(sentAt: now, thread: thread, frame: frame)
         runner.noteSent()
         sendFrame(frame)
+    }
+
+    /// Sends the first message again, byte for byte (its ack "was lost"): it must be acknowledged with its seq.
+    func retryFirstSend() {
+        guard let firstSend, pending[0] == nil else { return }
+        retrying = true
+        pending[0] = PendingSend(sentAt: monotonicNanos(), thread: threads.first ?? 0, frame: firstSend.frame)
+        sendFrame(firstSend.frame)
     }
 
     func sendRead(threadID: String, seq: Int64) {

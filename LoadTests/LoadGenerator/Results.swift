@@ -153,6 +153,7 @@ struct ScenarioResult: Codable {
     var reconnect: ReconnectSummary?
     var ceiling: [CeilingStep]?
     var sessions: SessionsSummary?
+    var quota: QuotaSummary?
     var highestSustainedRatePerSecond: Double?
     var idleServerCPUSeconds: Double?
     /// chat: every ack received / (first send → end of the drain), window or not.
@@ -211,6 +212,11 @@ struct ScenarioResult: Codable {
                 row("step \(fixed(s.targetRatePerSecond, 0))/s", "acked \(fixed(s.ackedPerSecond, 0))/s, p99 ack \(s.ackP99Micros) µs, p99 peer \(s.deliveryP99Micros) µs, errors \(s.errors), server \(s.serverCPUMicrosPerDeliveredMessage.map { fixed($0, 1) } ?? "n/a") µs/msg, generator \(fixed(s.generatorCoreShare * 100, 0))% — \(s.passed ? "pass" : "stop: " + s.why)")
             }
             row("highest sustained rate", highestSustainedRatePerSecond.map { "**\(fixed($0, 0)) msgs/s**" } ?? "none passed")
+        }
+        if let q = quota {
+            row("quota checks", "\(q.clients) Freemium clients, \(q.sent) sends answered: \(q.accepted) accepted, \(q.refused) refused with quota_exceeded; **\(q.exactlyAtLimit) of \(q.clientsPastLimit)** clients past the limit accepted exactly \(q.limit); over-charged \(q.overCharged), refused early \(q.refusedEarly), last quota event wrong \(q.quotaEventMismatches)")
+            row("retry of an accepted message", "\(q.retriesSameSeq) answered with its seq" + (q.retryFailures.isEmpty ? "" : "; " + q.retryFailures.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")))
+            row("send→refusal µs", q.refusalLatencyMicros.text)
         }
         if let v = sessions {
             row("offered actions", "\(fixed(v.targetActionsPerSecond, 0))/s for \(fixed(v.windowSeconds, 1)) s by \(v.coaches) coaches × \(v.clientsPerCoach) clients (\(v.sent) sent, \(v.answered) answered)")

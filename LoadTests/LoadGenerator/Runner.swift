@@ -432,6 +432,17 @@ final class Runner {
         }
     }
 
+    /// A send refused by its quota (the `quota` scenario): answered, nothing to deliver.
+    func sendRefused(sentAt: UInt64) {
+        if sentAt >= windowStart && sentAt < windowEnd {
+            refusedInWindow += 1
+            refusalHistogram.record(min((monotonicNanos() &- sentAt) / 1000, refusalHistogram.highestTrackableValue))
+        }
+    }
+
+    private(set) var refusedInWindow: UInt64 = 0
+    private(set) var refusalHistogram = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+
     func readAcked(by client: LoadClient, threadID: String?, readSeq: Int64?) {
         guard let threadID, let t = threadIndex[threadID], let readSeq else { return }
         threads[t].coachRead = max(threads[t].coachRead, readSeq)

@@ -105,4 +105,7 @@ enum Key {
     static let replyPrefix = Array("{\"type\":\"reply\"".utf8)
     static let okTrue = Array("\"ok\":true".utf8)
     static let cursorPrefix = Array("{\"cursor\":".utf8)
+    static let quotaPrefix = Array("{\"quota\":".utf8)
+    static let messages = Array("\"messages\":".utf8)
+    static let used = Array("\"used\":".utf8)
 }

@@ -21,9 +21,9 @@ struct SpotterLoad: ParsableCommand {
             """
     )
 
-    enum Scenario: String, ExpressibleByArgument, CaseIterable { case chat, idle, fanin, reconnect, ceiling, sessions }
+    enum Scenario: String, ExpressibleByArgument, CaseIterable { case chat, idle, fanin, reconnect, ceiling, sessions, quota }
 
-    @Argument(help: "chat | idle | fanin | reconnect | ceiling | sessions")
+    @Argument(help: "chat | idle | fanin | reconnect | ceiling | sessions | quota (the server runs with --tiers)")
     var scenario: Scenario
 
     @Option(help: ArgumentHelp("Server address (numeric IPv4).", valueName: "address"))
@@ -102,7 +102,7 @@ struct SpotterLoad: ParsableCommand {
         let socketCount: Int
         let plan: (coaches: Int, perCoach: Int)
         switch scenario {
-        case .chat, .reconnect, .ceiling: plan = (pairs, 1); socketCount = 2 * pairs
+        case .chat, .reconnect, .ceiling, .quota: plan = (pairs, 1); socketCount = 2 * pairs
         case .idle: plan = (sockets / 2, 1); socketCount = 2 * (sockets / 2)
         case .fanin, .sessions:
             plan = scenario == .fanin ? (coaches ?? 50, clientsPerCoach ?? 200) : (coaches ?? 1000, clientsPerCoach ?? 10)
@@ -150,6 +150,7 @@ struct SpotterLoad: ParsableCommand {
             case .reconnect: runner.runReconnect()
             case .ceiling: runner.runCeiling()
             case .sessions: runner.runSessions()
+            case .quota: runner.runQuota()
             }
         }
         result = runner.result
