@@ -81,6 +81,9 @@ public struct ServerConfig: Sendable {
 
     /// Subscription tiers (seed 000 §4): clients' monthly message and video-call quotas. Off: nothing is limited.
     public var tiers = false
+    /// Ratings (seed 000 "In-App Ratings"): clients are asked to rate their coach after every 10th message and
+    /// after each completed video session.
+    public var ratings = false
 
     /// scrypt cost (N = 2^logN). 15 in production; tests lower it for speed.
     public var passwordHashLogN = 15

@@ -107,6 +107,20 @@ public final class Store: Sendable {
         migrator.registerMigration("v8-tiers") { db in
             try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN tier TEXT NOT NULL DEFAULT 'freemium'"#)
         }
+        // Clients' ratings of their coach (`--ratings`); a skipped prompt has no stars.
+        migrator.registerMigration("v9-ratings") { db in
+            try db.execute(sql: """
+                CREATE TABLE rating (
+                    coachId TEXT NOT NULL,
+                    clientId TEXT NOT NULL,
+                    stars INTEGER CHECK (stars BETWEEN 1 AND 5),
+                    feedback TEXT,
+                    sessionId TEXT,
+                    createdAt INTEGER NOT NULL
+                );
+                CREATE INDEX rating_coach ON rating(coachId, createdAt);
+                """)
+        }
         return migrator
     }()
 

@@ -157,6 +157,9 @@ struct Serve: ParsableCommand {
         """)
     var tiers = false
 
+    @Flag(help: "Ratings: clients are asked to rate their coach after every 10th message and each completed video session. [env: SPOTTER_RATINGS=1]")
+    var ratings = false
+
     func makeConfig() throws -> ServerConfig {
         var config = ServerConfig()
         config.host = host ?? env("SPOTTER_HOST") ?? config.host
@@ -175,6 +178,7 @@ struct Serve: ParsableCommand {
         config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
         config.loadTestProvisioning = loadTestProvisioning || env("SPOTTER_LOAD_TEST_PROVISIONING") == "1"
         config.tiers = tiers || env("SPOTTER_TIERS") == "1"
+        config.ratings = ratings || env("SPOTTER_RATINGS") == "1"
         config.meetBaseURL = meetBaseURL ?? env("SPOTTER_MEET_BASE_URL") ?? config.meetBaseURL
         config.sessionJoinEarlySeconds = Int64(try sessionJoinEarly ?? envInt("SPOTTER_SESSION_JOIN_EARLY") ?? Int(config.sessionJoinEarlySeconds))
         config.sessionReminderSeconds = Int64(try sessionReminder ?? envInt("SPOTTER_SESSION_REMINDER") ?? Int(config.sessionReminderSeconds))

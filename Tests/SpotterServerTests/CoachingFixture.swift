@@ -32,6 +32,20 @@ struct CoachingFixture {
         try expect(api.call("POST", "/v1/me/coach", ["coach_id": coachY.id], token: clientB.access), 201)
     }
 
+    /// A coach and an onboarded client linked on `server` (a server of its own, e.g. one that restarts).
+    static func linkedPair(on server: TestServer) throws
+        -> (coach: (access: String, refresh: String, id: String), client: (access: String, refresh: String, id: String), thread: String) {
+        let api = APIClient(port: server.port)
+        let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
+        let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
+        _ = try api.call("PUT", "/v1/me/onboarding", onboarding, token: client.access)
+        _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        guard let thread = try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id") else {
+            throw BlockingSocket.Failure(description: "no thread after linking")
+        }
+        return (coach, client, thread)
+    }
+
     nonisolated(unsafe) static let onboarding: [String: Any] = [
         "date_of_birth": "1995-06-15", "gender": "female", "height_cm": 165, "weight_kg": 70.5,
         "goal": "Lose 10kg", "experience_level": "beginner",

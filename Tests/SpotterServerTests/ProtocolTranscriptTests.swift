@@ -23,9 +23,12 @@ struct ProtocolTranscriptTests {
     func replay(_ name: String) throws {
         let text = try String(contentsOf: Self.examples.appendingPathComponent(name), encoding: .utf8)
         let transcript = try TranscriptReplayer(name: name, text: text)
-        // `# server: --tiers` in a transcript runs it against a server with that setting.
-        let tiers = text.components(separatedBy: "\n").contains("# server: --tiers")
-        let server = try TestServer { $0.tiers = tiers }
+        // `# server: --tiers` (or `--ratings`) in a transcript runs it against a server with that setting.
+        let lines = Set(text.components(separatedBy: "\n"))
+        let server = try TestServer { config in
+            config.tiers = lines.contains("# server: --tiers")
+            config.ratings = lines.contains("# server: --ratings")
+        }
         defer { server.stop() }
         let samples = try transcript.replay(port: server.port)
         // Tests/scripts/validate-schemas.py checks these against Protocol/schemas.

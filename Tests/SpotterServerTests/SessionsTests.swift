@@ -128,12 +128,8 @@ struct SessionsTests {
 
     /// A coach and a linked client on `server`: the coach's account and their thread.
     func linkedPair(_ server: TestServer) throws -> (coach: (access: String, refresh: String, id: String), thread: String) {
-        let api = APIClient(port: server.port)
-        let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
-        let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
-        _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
-        _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-        return (coach, try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id")))
+        let pair = try CoachingFixture.linkedPair(on: server)
+        return (pair.coach, pair.thread)
     }
 
     /// The system message's text in a `session` event.

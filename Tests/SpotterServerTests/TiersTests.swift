@@ -147,13 +147,8 @@ struct TiersTests {
         var token = "", thread = ""
         do {
             let server = try TestServer(dataDirectory: directory) { $0.tiers = true }
-            let api = APIClient(port: server.port)
-            let coach = try api.signUp(role: "coach", name: "Carter", email: "c@x.test")
-            let client = try api.signUp(role: "client", name: "Sara", email: "s@x.test")
-            _ = try api.call("PUT", "/v1/me/onboarding", CoachingFixture.onboarding, token: client.access)
-            _ = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-            thread = try #require(try api.call("GET", "/v1/me/coach", token: client.access).string("thread_id"))
-            token = client.access
+            let pair = try CoachingFixture.linkedPair(on: server)
+            (token, thread) = (pair.client.access, pair.thread)
             let socket = try SpotterSocket(port: server.port, token: token)
             for n in 1...20 { #expect(try Self.send(socket, thread, "m\(n)")["ok"] as? Bool == true) }
             _ = server.stop()

@@ -52,6 +52,10 @@ public struct ChatRecord: Sendable, Equatable {
         /// change, with its own `seq`; records written before system messages took a seq have `a` = 0 and the
         /// thread's last seq.
         case session = 3
+        /// Ask the client to rate their coach (`--ratings`): `side` the client, `seq` the thread's last seq (not
+        /// a message), `a` the client's messages sent so far for a prompt after every 10th, `ref` the session id
+        /// for a prompt after a completed session.
+        case ratingPrompt = 4
     }
 
     /// `a` of a `session` record that is a system message in its thread.

@@ -143,6 +143,16 @@ public final class ChatState {
         return record
     }
 
+    /// A rating prompt for the client of `thread` (`--ratings`): after their `messagesSent`-th message, or after
+    /// the session `sessionID` completed.
+    public func ratingPrompt(thread: ChatThread, messagesSent: Int64, sessionID: String?, now: Int64) -> ChatRecord {
+        ChatRecord(kind: .ratingPrompt, threadNo: thread.no, side: .client, seq: thread.lastSeq,
+                   a: sessionID == nil ? messagesSent : 0, ref: sessionID, at: now)
+    }
+
+    /// Whether a client's `count`-th message asks for a rating (every 10th).
+    public static func asksForRating(afterMessage count: Int) -> Bool { count > 0 && count % 10 == 0 }
+
     // MARK: - Applying records
 
     /// Applies a record to the state: the commands above do it as they make
@@ -151,6 +161,9 @@ public final class ChatState {
     public func apply(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.kind {
+        case .ratingPrompt:
+            if record.pos > 0 { committed(record) }
+            return
         case .session:
             // Sessions live in `SessionBook`; the thread learns the system message (not the list's preview,
             // which stays the last thing a person wrote, in their words) and the record's position.
@@ -302,6 +315,11 @@ public final class ChatState {
             let unread = UnreadEvent(threadId: thread.id, unread: max(0, thread.committedSeq - record.b),
                                      totalUnread: totalUnread(reader), readSeq: record.b)
             return [(peer, receipt.jsonText), (reader, unread.jsonText)]
+        case .ratingPrompt:
+            let event = RatingPromptEvent(
+                threadId: thread.id, coachId: thread.coachID, reason: record.ref == nil ? "messages" : "session",
+                messagesSent: record.ref == nil ? record.a : nil, sessionId: record.ref)
+            return [(thread.clientID, JSONText.encoder.encodeToString(event))]
         case .session:
             return []  // worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
         case .link:

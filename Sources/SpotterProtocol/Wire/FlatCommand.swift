@@ -201,6 +201,14 @@ extension SessionCreateCommand: SocketCommandBody {
     }
 }
 
+extension RatingSubmitCommand: SocketCommandBody {
+    public static let type = "rating.submit"
+}
+
+extension RatingSkipCommand: SocketCommandBody {
+    public static let type = "rating.skip"
+}
+
 extension SessionActCommand: SocketCommandBody {
     public static let type = "session.act"
 

@@ -136,3 +136,9 @@ public struct ThreadsCommand: KnownFields, Equatable, Sendable {
     public init() {}
     public init(from decoder: any Decoder) throws {}
 }
+extension RatingSubmitCommand: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
+extension RatingSkipCommand: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}

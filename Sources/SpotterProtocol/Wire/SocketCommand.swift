@@ -32,7 +32,7 @@ public enum SocketCommand {
             MeCommand.self, RefreshRequest.self, SendMessageCommand.self, ReceiptCommand<Delivered>.self,
             ReceiptCommand<Read>.self, ThreadsCommand.self, HistoryCommand.self, TypingCommand.self, ResumeCommand.self,
             SessionCreateCommand<Invite>.self, SessionCreateCommand<CallRequest>.self, SessionActCommand.self,
-            SessionsCommand.self,
+            SessionsCommand.self, RatingSubmitCommand.self, RatingSkipCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

@@ -49,3 +49,22 @@ extension API {
         }
     }
 }
+
+/// Ratings (`--ratings`): admins read a coach's average and newest answers.
+extension API {
+    func coachRatings(_ coachID: String, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
+        guard services.accounts.directory?.user(id: coachID)?.role == "coach" else { throw APIError(.notFound, field: "id") }
+        let accounts = services.accounts
+        run(language, respond) { () -> CoachRatingsView in
+            let ratings = try accounts.ratings(ofCoach: coachID)
+            return CoachRatingsView(
+                coachId: coachID, average: ratings.average.map { ($0 * 10).rounded() / 10 }, count: ratings.count,
+                skipped: ratings.skipped,
+                recent: ratings.recent.map {
+                    RatingView(clientId: $0.clientId, stars: $0.stars, feedback: $0.feedback, sessionId: $0.sessionId,
+                               createdAt: $0.createdAt)
+                })
+        }
+    }
+}

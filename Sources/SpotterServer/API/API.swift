@@ -125,6 +125,7 @@ final class API {
             try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
         },
         Endpoint("PUT", "admin/users/*/tier") { try $0.setTier($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "admin/coaches/*/ratings") { try $0.coachRatings($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "admin/users/*/usage") { try $0.usage($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "admin/provision", provisioningOnly: true) { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "dev/reset-limits", auth: false, developmentOnly: true) { api, call in api.resetLimits(call.respond) },

@@ -29,6 +29,7 @@ extension AppSocket {
         registerAccountCommands(&table)
         registerMessagingCommands(&table)
         registerSessionCommands(&table)
+        registerRatingCommands(&table)
         return table
     }()
 

@@ -41,6 +41,8 @@ final class MessagingHub {
     var onReload: ((LoadedChat) -> Void)?
     /// Clients' message counts this month (`--tiers`), loaded from the log on first need.
     private(set) var quotas = MessageQuotas()
+    /// Clients' messages ever (`--ratings`: every 10th asks for a rating), loaded from the log on first need.
+    private var sentEver: [String: Int] = [:]
     /// Work waiting for a client's count, by user id.
     private var waitingForQuota: [String: [() -> Void]] = [:]
 
@@ -109,6 +111,7 @@ final class MessagingHub {
             case .success(let loaded):
                 state = loaded.makeState()
                 quotas.forgetAll()  // the charges of the lost records went with them: count again
+                sentEver = [:]
                 resumeFloor = loaded.resumeFloor
                 onReload?(loaded)
                 log.resume()
@@ -220,8 +223,9 @@ final class MessagingHub {
         // A client's send counts against the month's messages (`--tiers`): the check and the charge are made
         // in this one step, once the send is known to be new (a retry is never charged).
         let meter = meter(request.sender, now: request.now)
-        if meter != nil, !quotas.isLoaded(request.sender) {
-            return loadQuota(request.sender) { [self] in send(request, checkDuplicates: checkDuplicates, reply: reply) }
+        let rated = asksForRatings(request.sender)
+        if (meter != nil && !quotas.isLoaded(request.sender)) || (rated && sentEver[request.sender] == nil) {
+            return loadCounts(request.sender) { [self] in send(request, checkDuplicates: checkDuplicates, reply: reply) }
         }
         let decision: ChatState.SendDecision
         do {
@@ -236,13 +240,23 @@ final class MessagingHub {
         switch decision {
         case .append(let record):
             if let meter { quotas.charge(request.sender, month: meter.month) }
-            append([record]) { [self] result in
+            var records = [record]
+            // Every 10th message of a client asks them for a rating, in the same commit (`--ratings`).
+            if rated, let thread = state.thread(id: request.threadID) {
+                let count = (sentEver[request.sender] ?? 0) + 1
+                sentEver[request.sender] = count
+                if ChatState.asksForRating(afterMessage: count) {
+                    records.append(state.ratingPrompt(thread: thread, messagesSent: Int64(count), sessionID: nil, now: request.now))
+                }
+            }
+            append(records) { [self] result in
                 switch result {
                 case .success(let done):
                     // Acknowledge first, then tell every device of both participants: one JSON for both.
                     let message = state.messageView(done[0])!.jsonText
                     reply(.success(message))
                     publish(done[0], messageJSON: message)
+                    for prompt in done.dropFirst() { publish(prompt) }
                     if meter != nil { pushQuota(request.sender) }
                 case .failure(let error):
                     reply(.failure(error))
@@ -321,10 +335,18 @@ final class MessagingHub {
 
     private var months: [String: QuotaMonth] = [:]
 
-    /// Reads a client's messages of this month from the log (after every append before it), then runs what
-    /// waited for the count, in order.
-    func loadQuota(_ userID: String, then work: @escaping () -> Void) {
-        guard let meter = meter(userID, now: unixNow()) else { return work() }
+    /// Whether a user's messages are counted for rating prompts: a client's, with `--ratings`.
+    func asksForRatings(_ userID: String) -> Bool {
+        server.config.ratings && server.api.services.accounts.directory?.user(id: userID)?.role == "client"
+    }
+
+    /// Reads what is not loaded yet of a client's counts from the log (after every append before it): their
+    /// messages this month (`--tiers`) and ever (`--ratings`). Then runs what waited for them, in order.
+    func loadCounts(_ userID: String, then work: @escaping () -> Void) {
+        let meter = meter(userID, now: unixNow())
+        let wantsMonth = meter != nil && !quotas.isLoaded(userID)
+        let wantsEver = asksForRatings(userID) && sentEver[userID] == nil
+        guard wantsMonth || wantsEver else { return work() }
         if waitingForQuota[userID] != nil {
             waitingForQuota[userID]!.append(work)
             return
@@ -332,16 +354,25 @@ final class MessagingHub {
         waitingForQuota[userID] = [work]
         flush()
         let threadNos = state.threads(of: userID).map(\.no)
+        // Two counts at most, one after the other; then everything that waited.
+        let finish = { [unowned self] in
+            for work in waitingForQuota.removeValue(forKey: userID) ?? [] { work() }  // after a failure each asks again
+        }
+        let countEver = { [unowned self] in
+            guard wantsEver else { return finish() }
+            log.sendsSince(threadNos: threadNos, side: .client, since: 0,
+                           completion: server.loop.completion { [unowned self] (result: Result<Int, any Error>) in
+                if case .success(let count) = result, sentEver[userID] == nil { sentEver[userID] = count }
+                if case .failure(let error) = result { server.logger.error("could not count a client's messages", metadata: ["error": "\(error)"]) }
+                finish()
+            })
+        }
+        guard wantsMonth, let meter else { return countEver() }
         log.sendsSince(threadNos: threadNos, side: .client, since: meter.month.startsAt,
                        completion: server.loop.completion { [unowned self] (result: Result<Int, any Error>) in
-            let waiting = waitingForQuota.removeValue(forKey: userID) ?? []
-            switch result {
-            case .success(let used):
-                if !quotas.isLoaded(userID) { quotas.load(userID, used: used, month: meter.month) }
-            case .failure(let error):
-                server.logger.error("could not count a client's messages", metadata: ["error": "\(error)"])
-            }
-            for work in waiting { work() }  // still not loaded after a failure: each asks again
+            if case .success(let used) = result, !quotas.isLoaded(userID) { quotas.load(userID, used: used, month: meter.month) }
+            if case .failure(let error) = result { server.logger.error("could not count a client's messages", metadata: ["error": "\(error)"]) }
+            countEver()
         })
     }
 
@@ -350,7 +381,7 @@ final class MessagingHub {
         let now = unixNow()
         guard let meter = meter(userID, now: now) else { return done(nil) }
         guard quotas.isLoaded(userID) else {
-            return loadQuota(userID) { [self] in
+            return loadCounts(userID) { [self] in
                 guard quotas.isLoaded(userID) else { return done(nil) }
                 quotaView(userID, then: done)
             }

@@ -160,6 +160,13 @@ final class SessionDesk {
                                                     body: body.jsonText(sessionJSON: sessionJSON), now: now))
             made.append((body, sessionJSON, thread))
         }
+        // A completed session asks its client for a rating, in the same commit (`--ratings`).
+        if hub.server.config.ratings {
+            for (body, _, thread) in made where body.session.status == SessionStatus.completed.rawValue
+                && body.previousStatus != SessionStatus.completed.rawValue {
+                records.append(hub.state.ratingPrompt(thread: thread, messagesSent: 0, sessionID: body.session.id, now: now))
+            }
+        }
         let answer = made.last?.sessionJSON ?? "{}"
         hub.append(records) { [self] result in
             switch result {
@@ -168,6 +175,7 @@ final class SessionDesk {
                 for (record, made) in zip(done, made) {
                     hub.publish(record, events: events(made.body, sessionJSON: made.sessionJSON, record: record, made.thread))
                 }
+                for prompt in done.dropFirst(made.count) { hub.publish(prompt) }
                 // A confirmed, cancelled or declined call changes the client's quota (`--tiers`).
                 for clientID in Set(made.map(\.thread.clientID)) where hub.meter(clientID, now: now) != nil {
                     hub.pushQuota(clientID)
