@@ -1,5 +1,6 @@
 import EventLoop
 import SpotterProtocol
+import SpotterCore
 import WebSocket
 
 /// One client socket, from its first HTTP byte to its close. Loop thread only.
@@ -44,6 +45,11 @@ final class Connection {
         self.server = server
         self.lastHeard = now
         parser = HTTPRequestParser(maxBodyBytes: server.config.maxRequestBodyBytes)
+        // An attachment upload may be a 10 MB file; anything larger is refused from its head.
+        parser.largerBodyLimit = { request in
+            request.method == "POST" && request.path.hasPrefix("/v1/threads/") && request.path.hasSuffix("/attachments")
+                ? AttachmentRules.maxBytes : nil
+        }
         session = WebSocketSession(role: .server, maxMessageBytes: server.config.maxMessageBytes)
     }
 

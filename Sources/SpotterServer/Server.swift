@@ -61,7 +61,12 @@ public final class Server: @unchecked Sendable {
             directory = UserDirectory()
         }
         let services = APIServices(
-            store: store, accounts: AccountStore(store, writer: writer, directory: directory), hasher: PasswordHasher(logN: config.passwordHashLogN),
+            store: store, accounts: AccountStore(store, writer: writer, directory: directory),
+            // Attachments beside the database; an in-memory store (tests) keeps them in a temporary folder.
+            attachments: AttachmentStore(store, writer: writer, directory: store.path == nil
+                ? "/tmp/spotter-attachments-\(getpid())-\(SecureRandom.uuid())"
+                : config.dataDirectory + "/attachments"),
+            hasher: PasswordHasher(logN: config.passwordHashLogN),
             signer: AccessTokenSigner(secret: secret), otpSender: otpSender ?? LogOTPSender(logger: logger),
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),

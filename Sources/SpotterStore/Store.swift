@@ -121,6 +121,20 @@ public final class Store: Sendable {
                 CREATE INDEX rating_coach ON rating(coachId, createdAt);
                 """)
         }
+        // Chat attachments: one row per (file, thread it was uploaded to); the files live beside the database.
+        migrator.registerMigration("v10-attachments") { db in
+            try db.execute(sql: """
+                CREATE TABLE attachment (
+                    id TEXT NOT NULL,
+                    threadId TEXT NOT NULL,
+                    uploaderId TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    bytes INTEGER NOT NULL,
+                    createdAt INTEGER NOT NULL,
+                    PRIMARY KEY (id, threadId)
+                );
+                """)
+        }
         return migrator
     }()
 

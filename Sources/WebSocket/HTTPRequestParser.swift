@@ -33,6 +33,8 @@ public struct HTTPRequestParser: Sendable {
     public var maxHeadBytes: Int
     public var maxHeaderCount: Int
     public var maxBodyBytes: Int
+    /// A larger body limit for some requests (file uploads), decided from the head: the `maxBodyBytes` of those.
+    public var largerBodyLimit: (@Sendable (HTTPRequest) -> Int?)?
 
     private var buffer: [UInt8] = []
     /// Where the search for the blank line resumes.
@@ -66,7 +68,7 @@ public struct HTTPRequestParser: Sendable {
             guard end <= maxHeadBytes else { throw HTTPError(431, "request head larger than \(maxHeadBytes) bytes") }
             headEnd = end
             request = try Self.parseHead(buffer[..<(headEnd - 4)], maxHeaderCount: maxHeaderCount)
-            bodyLength = try Self.bodyLength(request.headers, maxBodyBytes: maxBodyBytes)
+            bodyLength = try Self.bodyLength(request.headers, maxBodyBytes: largerBodyLimit?(request) ?? maxBodyBytes)
         }
         guard buffer.count >= headEnd + bodyLength else {
             waitingForBody = (request, headEnd, bodyLength)

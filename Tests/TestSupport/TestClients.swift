@@ -28,6 +28,17 @@ public final class HTTPTestClient {
         return try readResponse()
     }
 
+    /// Sends a request with a binary body (an upload) and reads its response. `announced` overrides the
+    /// `Content-Length` (a head that promises more than it sends).
+    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], bytes: [UInt8],
+                        announced: Int? = nil) throws -> TestHTTPResponse {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(announced ?? bytes.count)\r\n\r\n"
+        _ = socket.write(Array(head.utf8) + bytes)
+        return try readResponse()
+    }
+
     /// Reads one response: the head, then `Content-Length` bytes of body.
     public func readResponse() throws -> TestHTTPResponse {
         while true {

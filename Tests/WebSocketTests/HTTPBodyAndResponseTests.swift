@@ -35,6 +35,15 @@ struct HTTPBodyAndResponseTests {
         #expect(parseError(huge)?.status == 413)
     }
 
+    @Test("a larger limit for some requests (uploads) is decided from their head")
+    func largerLimitForSomeRequests() throws {
+        var parser = HTTPRequestParser(maxBodyBytes: 10)
+        parser.largerBodyLimit = { $0.path == "/upload" ? 100 : nil }
+        #expect(parseError(httpRequest(["POST /upload HTTP/1.1", "Host: a", "Content-Length: 100"]), parser: parser) == nil)
+        #expect(parseError(httpRequest(["POST /upload HTTP/1.1", "Host: a", "Content-Length: 101"]), parser: parser)?.status == 413)
+        #expect(parseError(httpRequest(["POST /other HTTP/1.1", "Host: a", "Content-Length: 11"]), parser: parser)?.status == 413)
+    }
+
     @Test("Transfer-Encoding is refused with 501, or 400 together with Content-Length")
     func transferEncoding() {
         let chunked = httpRequest(["POST / HTTP/1.1", "Host: a", "Transfer-Encoding: chunked"], body: "5\r\nhello\r\n0\r\n\r\n")

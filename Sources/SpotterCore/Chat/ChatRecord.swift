@@ -40,7 +40,8 @@ public enum MessageKind: Int64, Sendable, Equatable {
 /// the store when it is appended (0 before).
 public struct ChatRecord: Sendable, Equatable {
     public enum Kind: Int64, Sendable, Equatable {
-        /// `a`: `MessageKind`; `ref`: client_message_id; `body`: the text or the meal card's JSON.
+        /// `a`: `MessageKind`; `ref`: client_message_id; `body`: the text or the meal card's JSON, or with `b` = 1
+        /// a text with attachments (`AttachedText` JSON).
         case message = 0
         /// `a`: delivered seq, `b`: read seq, of `side`, after the change.
         case receipt = 1

@@ -96,7 +96,7 @@ public final class ChatState {
     /// error it returns (a used-up quota) is thrown, and nothing is made.
     public func send(sender: String, threadID: String, clientMessageID: String, kind: MessageKind, body: String,
                      now: Int64, nowMilliseconds: UInt64 = 0, checkDuplicates: Bool = true,
-                     admit: ((Side) -> APIError?)? = nil) throws(APIError) -> SendDecision {
+                     admit: ((Side) -> APIError?)? = nil, withAttachments: Bool = false) throws(APIError) -> SendDecision {
         let (thread, side) = try participant(threadID, sender)
         guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
         guard thread.recent != nil else { return .needsWindow }
@@ -106,7 +106,7 @@ public final class ChatState {
         if let refused = admit?(side) { throw refused }
         let record = ChatRecord(
             kind: .message, threadNo: thread.no, side: side, seq: thread.lastSeq + 1, a: kind.rawValue,
-            ref: clientMessageID, body: body, at: now)
+            b: withAttachments ? 1 : 0, ref: clientMessageID, body: body, at: now)
         apply(record)
         return .append(record)
     }
@@ -187,7 +187,7 @@ public final class ChatState {
                 thread.lastSeq = record.seq
                 thread.lastMessageAt = record.at
                 thread.lastSide = record.side
-                thread.setLast(kind: MessageKind(rawValue: record.a) ?? .text, body: record.body ?? "")
+                thread.setLast(kind: MessageKind(rawValue: record.a) ?? .text, body: ChatState.previewBody(record))
             }
             // Writing marks the thread read (and received) for the writer.
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
@@ -272,6 +272,13 @@ public final class ChatState {
 
     // MARK: - Views of records
 
+    /// What a message record's preview is made from: its body, or for a text with attachments "📎" and the text.
+    static func previewBody(_ record: ChatRecord) -> String {
+        guard record.b == 1, let body = record.body,
+              let attached = try? JSONDecoder().decode(AttachedText.self, from: Data(body.utf8)) else { return record.body ?? "" }
+        return attached.text.isEmpty ? "📎" : "📎 " + attached.text
+    }
+
     public static func preview(kind: MessageKind, body: String) -> String {
         if kind == .mealLog, let meal = try? JSONDecoder().decode(MealLog.self, from: Data(body.utf8)) {
             return MessageRules.preview(text: nil, meal: meal)
@@ -289,9 +296,11 @@ public final class ChatState {
         let kind = MessageKind(rawValue: record.a) ?? .text
         let body = record.body ?? ""
         let meal = kind == .mealLog ? try? JSONDecoder().decode(MealLog.self, from: Data(body.utf8)) : nil
+        let attached = record.b == 1 ? try? JSONDecoder().decode(AttachedText.self, from: Data(body.utf8)) : nil
         return MessageView(
             threadId: threadID, seq: record.seq, senderId: senderID, clientMessageId: record.ref ?? "", kind: kind.wire,
-            text: kind == .mealLog ? nil : body, meal: meal, createdAt: record.at)
+            text: kind == .mealLog ? nil : attached?.text ?? body, meal: meal, createdAt: record.at,
+            attachments: attached?.attachments)
     }
 
     /// The events a durable record makes, one per participant at most, as

@@ -67,12 +67,16 @@ public enum ErrorDetail: Sendable, Equatable {
     case callQuota(tier: String)
     /// A video call longer than `tier` allows.
     case callLength(tier: String)
+    /// Attachments are Smart Premium's.
+    case attachments
 
     /// The tier a refusal offers (nil at the top tier).
     public var upgradeTo: String? {
         switch self {
         case .callLength(let tier):
             return tier == "freemium" ? "premium" : nil  // Premium and Smart Premium calls are as long
+        case .attachments:
+            return "smart_premium"
         case .messageQuota(let tier), .callQuota(let tier):
             switch tier {
             case "freemium": return "premium"
@@ -87,6 +91,8 @@ public enum ErrorDetail: Sendable, Equatable {
     public func message(_ language: Language) -> String {
         let ar = language == .arabic
         switch self {
+        case .attachments:
+            return ErrorCode.planUpgradeRequired.message(language)
         case .messageQuota(let tier):
             switch tier {
             case "freemium":

@@ -116,6 +116,11 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 429: a client's monthly allowance (messages, video calls) is used up (`--tiers`). The message names what
     /// the next tier gives; `upgrade_to` names that tier.
     case quotaExceeded = "quota_exceeded"
+    /// 415: an upload that is not a JPEG or PNG image or a PDF, read from its first bytes (not its name).
+    case unsupportedAttachment = "unsupported_attachment"
+    /// 403: a feature the client's tier does not include (`--tiers`: attachments are Smart Premium's);
+    /// `upgrade_to` names the tier that does. (`upgrade_required` is the WebSocket handshake's 426.)
+    case planUpgradeRequired = "plan_upgrade_required"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -273,6 +278,12 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .invalidPurpose:
             return (400, "Describe the session's purpose in 1 to 200 characters.",
                     "صف هدف الجلسة في 1 إلى 200 حرف.")
+        case .unsupportedAttachment:
+            return (415, "Attach a JPEG or PNG image (up to 5 MB) or a PDF (up to 10 MB).",
+                    "أرفق صورة بصيغة JPEG أو PNG (حتى 5 ميغابايت) أو ملف PDF (حتى 10 ميغابايت).")
+        case .planUpgradeRequired:
+            return (403, "Upgrade to Smart Premium for attachments.",
+                    "رقِّ إلى Smart Premium لإرفاق الملفات.")
         case .quotaExceeded:
             return (429, "You have used this month's allowance. Upgrade your plan for more.",
                     "استهلكت رصيدك لهذا الشهر. رقِّ اشتراكك للحصول على المزيد.")

@@ -120,7 +120,7 @@ public struct JSONText {
 extension MessageView {
     /// This message as JSON (`JSONEncoder` for a meal log, whose numbers it formats).
     public var jsonText: String {
-        if meal != nil { return JSONText.encoder.encodeToString(self) }
+        if meal != nil || attachments != nil { return JSONText.encoder.encodeToString(self) }
         var json = JSONText()
         json.field("client_message_id", clientMessageId)
         json.field("created_at", createdAt)

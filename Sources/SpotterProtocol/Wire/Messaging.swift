@@ -44,11 +44,36 @@ public struct SendMessageCommand: Codable, Sendable, Equatable {
     public var kind: String?
     public var text: String?
     public var meal: MealLog?
+    /// Ids of files uploaded to this thread (`POST /v1/threads/{id}/attachments`), at most 10; `text` may then be
+    /// empty.
+    public var attachments: [String]?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case kind, text, meal
+        case kind, text, meal, attachments
         case threadId = "thread_id"
         case clientMessageId = "client_message_id"
+    }
+}
+
+/// An uploaded attachment (`POST /v1/threads/{id}/attachments`): its id (the file's SHA-256), type and size.
+public struct AttachmentView: Codable, Sendable, Equatable {
+    public var id: String
+    public var type: String
+    public var bytes: Int
+    public init(id: String, type: String, bytes: Int) {
+        self.id = id
+        self.type = type
+        self.bytes = bytes
+    }
+}
+
+/// A text message with attachments, as its log record keeps it (`ChatRecord.b` = 1).
+public struct AttachedText: Codable, Sendable, Equatable {
+    public var text: String
+    public var attachments: [AttachmentView]
+    public init(text: String, attachments: [AttachmentView]) {
+        self.text = text
+        self.attachments = attachments
     }
 }
 
@@ -65,9 +90,11 @@ public struct MessageView: Codable, Sendable, Equatable {
     public var createdAt: Int64
     /// A system message about a video session: the session's id.
     public var sessionId: String?
+    /// Files sent with a text message (download: `GET /v1/threads/{thread_id}/attachments/{id}`).
+    public var attachments: [AttachmentView]?
 
     public init(threadId: String, seq: Int64, senderId: String?, clientMessageId: String, kind: String, text: String?,
-                meal: MealLog?, createdAt: Int64, sessionId: String? = nil) {
+                meal: MealLog?, createdAt: Int64, sessionId: String? = nil, attachments: [AttachmentView]? = nil) {
         self.threadId = threadId
         self.seq = seq
         self.senderId = senderId
@@ -77,10 +104,11 @@ public struct MessageView: Codable, Sendable, Equatable {
         self.meal = meal
         self.createdAt = createdAt
         self.sessionId = sessionId
+        self.attachments = attachments
     }
 
     enum CodingKeys: String, CodingKey {
-        case seq, kind, text, meal
+        case seq, kind, text, meal, attachments
         case threadId = "thread_id"
         case senderId = "sender_id"
         case clientMessageId = "client_message_id"

@@ -125,6 +125,10 @@ final class API {
             try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
         },
         Endpoint("PUT", "admin/users/*/tier") { try $0.setTier($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "threads/*/attachments") { try $0.upload($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "threads/*/attachments/*") {
+            try $0.download($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
+        },
         Endpoint("GET", "admin/coaches/*/ratings") { try $0.coachRatings($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "admin/users/*/usage") { try $0.usage($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "admin/provision", provisioningOnly: true) { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },

@@ -32,6 +32,7 @@ public struct LogOTPSender: OTPSender {
 struct APIServices: Sendable {
     let store: Store
     let accounts: AccountStore
+    let attachments: AttachmentStore
     let hasher: PasswordHasher
     let signer: AccessTokenSigner
     let otpSender: any OTPSender

@@ -21,18 +21,33 @@ extension AppSocket {
         let kind = command.kind ?? "text"
         let threadID: String, clientMessageID: String
         var text: String?, meal: MealLog?
+        let attachments = command.attachments ?? []
         do {
             guard let thread = command.threadId else { throw APIError(.missingField, field: "thread_id") }
             threadID = thread
             clientMessageID = try MessageRules.clientMessageID(command.clientMessageId)
             switch kind {
-            case "text": text = try MessageRules.text(command.text)
+            // With attachments the text may be empty.
+            case "text": text = attachments.isEmpty || !(command.text ?? "").isEmpty ? try MessageRules.text(command.text) : ""
             case "meal_log": meal = try MessageRules.meal(command.meal)
             default: throw APIError(.invalidMessage, field: "kind")  // `system` is the server's alone
+            }
+            if !attachments.isEmpty {
+                guard kind == "text" else { throw APIError(.invalidMessage, field: "attachments") }
+                guard attachments.count <= 10, Set(attachments).count == attachments.count else {
+                    throw APIError(.outOfRange, field: "attachments")
+                }
+                if api.server.config.tiers, let user = api.services.accounts.directory?.user(id: actor.userID),
+                   user.role == "client", !Tier(stored: user.tier).attachments {
+                    throw APIError(.planUpgradeRequired, field: "attachments", detail: .attachments)
+                }
             }
         } catch {
             reply(id: id, error: APIError(wrapping: error))
             return
+        }
+        if !attachments.isEmpty {
+            return sendWithAttachments(attachments, text: text ?? "", threadID: threadID, clientMessageID: clientMessageID, id: id)
         }
         // At most 64 sends in flight per socket, and none past the server's bound.
         guard pendingSends < 64, !hub.isOverloaded else {
@@ -47,6 +62,36 @@ extension AppSocket {
             pendingSends -= 1
             answer(id: id, result)
         }
+    }
+
+    /// A text with files uploaded to the thread: their types and sizes are read first (off the loop; files are
+    /// never removed, so what was found stays true), then it is sent like any message.
+    private func sendWithAttachments(_ ids: [String], text: String, threadID: String, clientMessageID: String, id: String) {
+        guard pendingSends < 64, !hub.isOverloaded else {
+            return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
+        }
+        pendingSends += 1
+        let store = api.services.attachments
+        api.server.loop.runBlocking({ blockingResult { try store.find(ids: ids, threadID: threadID) } }, then: { [self] result in
+            let found: [AttachmentView]
+            switch result {
+            case .success(let rows?): found = rows.map { AttachmentView(id: $0.id, type: $0.type, bytes: $0.bytes) }
+            case .success(nil):
+                pendingSends -= 1
+                return reply(id: id, error: APIError(.notFound, field: "attachments"))
+            case .failure(let error):
+                pendingSends -= 1
+                return reply(id: id, error: error)
+            }
+            var request = MessagingHub.SendRequest(
+                sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: .text,
+                body: JSONText.encoder.encodeToString(AttachedText(text: text, attachments: found)), now: unixNow())
+            request.withAttachments = true
+            hub.send(request) { [self] result in
+                pendingSends -= 1
+                answer(id: id, result)
+            }
+        })
     }
 
     func receipt<Mark>(_ command: ReceiptCommand<Mark>, id: String) {

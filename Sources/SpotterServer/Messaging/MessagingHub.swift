@@ -215,6 +215,8 @@ final class MessagingHub {
         let kind: MessageKind
         let body: String
         let now: Int64
+        /// `body` is an `AttachedText` (a text with attachments).
+        var withAttachments = false
     }
 
     /// `message.send`: the committed message as JSON, or the original when this is a retry.
@@ -233,7 +235,8 @@ final class MessagingHub {
                 sender: request.sender, threadID: request.threadID, clientMessageID: request.clientMessageID,
                 kind: request.kind, body: request.body, now: request.now, nowMilliseconds: server.loop.nowMilliseconds,
                 checkDuplicates: checkDuplicates,
-                admit: meter.map { meter in { [self] _ in quotas.refusal(request.sender, tier: meter.tier, month: meter.month) } })
+                admit: meter.map { meter in { [self] _ in quotas.refusal(request.sender, tier: meter.tier, month: meter.month) } },
+                withAttachments: request.withAttachments)
         } catch {
             return reply(.failure(error))
         }

@@ -1,0 +1,50 @@
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+import WebSocket
+
+/// Chat attachments over HTTP: a thread's participant uploads a JPEG, PNG or PDF to the thread
+/// (`POST /v1/threads/{id}/attachments`, the file as the body) and its participants download it
+/// (`GET /v1/threads/{id}/attachments/{attachment id}`). With `--tiers` a client needs Smart Premium.
+extension API {
+    func upload(_ threadID: String, _ request: HTTPRequest, _ actor: Actor, _ language: Language,
+                _ respond: @escaping Respond) throws(APIError) {
+        let thread = try attachmentThread(threadID, actor)
+        guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
+        if server.config.tiers, let user = services.accounts.directory?.user(id: actor.userID), user.role == "client",
+           !Tier(stored: user.tier).attachments {
+            throw APIError(.planUpgradeRequired, detail: .attachments)
+        }
+        // The type from the first bytes; the size against the type's limit: refused before anything is written.
+        let kind = try AttachmentRules.check(request.body)
+        let (attachments, body, uploader) = (services.attachments, request.body, actor.userID)
+        run(status: 201, language, respond) { () -> AttachmentView in
+            let saved = try attachments.save(body, type: kind.rawValue, threadID: threadID, uploaderID: uploader, now: unixNow())
+            return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes)
+        }
+    }
+
+    func download(_ threadID: String, _ id: String, _ actor: Actor, _ language: Language,
+                  _ respond: @escaping Respond) throws(APIError) {
+        _ = try attachmentThread(threadID, actor)
+        let attachments = services.attachments
+        server.loop.runBlocking({ blockingResult { try attachments.read(id: id, threadID: threadID) } }, then: { result in
+            switch result {
+            case .success(let found?):
+                respond(HTTPResponse(status: 200, headers: [
+                    ("Content-Type", found.type), ("Cache-Control", "private, max-age=31536000, immutable"),
+                    ("X-Content-Type-Options", "nosniff"),
+                ], body: found.contents))
+            case .success(nil):
+                respond(.apiError(APIError(.notFound, field: "id"), language))
+            case .failure(let error):
+                respond(.apiError(error, language))
+            }
+        })
+    }
+
+    /// The thread, if `actor` takes part in it (`forbidden` otherwise, as on the socket).
+    private func attachmentThread(_ threadID: String, _ actor: Actor) throws(APIError) -> ChatThread {
+        try server.hub.state.participant(threadID, actor.userID).0
+    }
+}

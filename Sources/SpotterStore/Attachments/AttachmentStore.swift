@@ -1,0 +1,122 @@
+import FoundationEssentials
+import GRDB
+import SpotterCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Chat attachments: each file once on disk under its SHA-256 (`<directory>/<hash>`), and a row per thread it
+/// was uploaded to (`attachment`): only that thread's participants may read it. The file is written and synced
+/// before its row is committed, so a row never names a missing file. Blocking: call from a worker thread.
+public final class AttachmentStore: Sendable {
+    let store: Store
+    let writer: StoreWriter?
+    public let directory: String
+
+    public init(_ store: Store, writer: StoreWriter?, directory: String) {
+        self.store = store
+        self.writer = writer
+        self.directory = directory
+    }
+
+    public struct Saved: Sendable, Equatable {
+        public var id: String
+        public var type: String
+        public var bytes: Int
+    }
+
+    /// Keeps `bytes` (of a checked `type`) for `threadID`. Uploading the same file again to the same thread
+    /// answers the same id.
+    public func save(_ bytes: [UInt8], type: String, threadID: String, uploaderID: String, now: Int64) throws -> Saved {
+        let id = Digest.hex(Digest.sha256(bytes))
+        try Self.makeDirectory(directory)
+        let path = directory + "/" + id
+        if access(path, F_OK) != 0 { try Self.writeDurably(bytes, to: path) }
+        let work: @Sendable (Database) throws -> Void = { db in
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO attachment (id, threadId, uploaderId, type, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [id, threadID, uploaderID, type, bytes.count, now])
+        }
+        if let writer { try writer.perform(work) } else { try store.writer.write(work) }
+        return Saved(id: id, type: type, bytes: bytes.count)
+    }
+
+    /// The attachment `id` of `threadID` with its contents, or nil if the thread has no such attachment.
+    public func read(id: String, threadID: String) throws -> (type: String, contents: [UInt8])? {
+        guard id.utf8.count == 64, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+        guard let type = try store.writer.read({ db in
+            try String.fetchOne(db, sql: "SELECT type FROM attachment WHERE id = ? AND threadId = ?", arguments: [id, threadID])
+        }) else { return nil }
+        return (type, try Self.readFile(directory + "/" + id))
+    }
+
+    /// The attachments `ids` of `threadID` as (id, type, bytes), in the order asked; nil if one is not the
+    /// thread's.
+    public func find(ids: [String], threadID: String) throws -> [(id: String, type: String, bytes: Int)]? {
+        try store.writer.read { db in
+            var found: [(id: String, type: String, bytes: Int)] = []
+            for id in ids {
+                guard let row = try Row.fetchOne(db, sql: "SELECT type, bytes FROM attachment WHERE id = ? AND threadId = ?",
+                                                 arguments: [id, threadID]) else { return nil }
+                found.append((id, row["type"], row["bytes"]))
+            }
+            return found
+        }
+    }
+
+    // MARK: - Files
+
+    private static func makeDirectory(_ path: String) throws {
+        guard mkdir(path, 0o750) == 0 || errno == EEXIST else { throw AttachmentStoreError.io("mkdir", errno) }
+    }
+
+    /// Writes to a temporary name, syncs, then renames: a crash leaves either no file or the whole file.
+    private static func writeDurably(_ bytes: [UInt8], to path: String) throws {
+        let temporary = path + ".partial-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o640)
+        guard fd >= 0 else { throw AttachmentStoreError.io("open", errno) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            guard n > 0 else {
+                let error = errno
+                close(fd)
+                unlink(temporary)
+                throw AttachmentStoreError.io("write", error)
+            }
+            written += n
+        }
+        guard fsync(fd) == 0 else {
+            let error = errno
+            close(fd)
+            unlink(temporary)
+            throw AttachmentStoreError.io("fsync", error)
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let error = errno
+            unlink(temporary)
+            throw AttachmentStoreError.io("rename", error)
+        }
+    }
+
+    private static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw AttachmentStoreError.io("open", errno) }
+        defer { close(fd) }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return contents }
+            guard n > 0 else { throw AttachmentStoreError.io("read", errno) }
+            contents.append(contentsOf: chunk[0..<n])
+        }
+    }
+}
+
+public enum AttachmentStoreError: Error, Sendable, Equatable {
+    /// A file operation failed (the call and errno).
+    case io(String, Int32)
+}
