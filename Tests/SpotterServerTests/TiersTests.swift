@@ -74,6 +74,9 @@ struct TiersTests {
         let upgraded = try api.call("PUT", "/v1/admin/users/\(chat.fixture.clientA.id)/tier", ["tier": "premium"],
                                     token: chat.fixture.admin.access)
         #expect(upgraded.status == 200 && upgraded.string("tier") == "premium")
+        // Logged: a `tier` event with a cursor (resume replays it), then the new quota.
+        let changed = try client.next("tier")
+        #expect(changed["tier"] as? String == "premium" && changed["cursor"] is Int)
         let pushed = try Self.quota(client)
         #expect(pushed["tier"] as? String == "premium" && Self.messages(pushed)["limit"] as? Int == 200)
         #expect(Self.messages(pushed)["used"] as? Int == 20 && (pushed["calls"] as? [String: Any])?["limit"] as? Int == 2)
@@ -83,6 +86,9 @@ struct TiersTests {
         // A downgrade mid-month: 21 used of Freemium's 20.
         _ = try api.call("PUT", "/v1/admin/users/\(chat.fixture.clientA.id)/tier", ["tier": "freemium"], token: chat.fixture.admin.access)
         #expect(Self.code(try Self.send(client, chat.thread, "m22")) == "quota_exceeded")
+        let replay = try chat.socket(chat.fixture.clientA.access)
+        _ = try replay.result("resume", ["cursor": 0])
+        #expect(replay.drain(for: 0.3).filter { $0["type"] as? String == "tier" }.map { $0["tier"] as? String } == ["premium", "freemium"])
         let usage = try api.call("GET", "/v1/admin/users/\(chat.fixture.clientA.id)/usage", token: chat.fixture.admin.access)
         let quota = try #require(usage.json["quota"] as? [String: Any])
         #expect(Self.messages(quota)["used"] as? Int == 21 && Self.messages(quota)["left"] as? Int == 0)

@@ -57,6 +57,9 @@ public struct ChatRecord: Sendable, Equatable {
         /// a message), `a` the client's messages sent so far for a prompt after every 10th, `ref` the session id
         /// for a prompt after a completed session.
         case ratingPrompt = 4
+        /// An admin changed the client's tier (`--tiers`): `side` the client, `seq` the thread's last seq, `ref`
+        /// the new tier. Logged on the client's current thread, so `resume` replays it.
+        case tier = 5
     }
 
     /// `a` of a `session` record that is a system message in its thread.

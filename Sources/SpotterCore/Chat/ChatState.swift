@@ -161,7 +161,7 @@ public final class ChatState {
     public func apply(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.kind {
-        case .ratingPrompt:
+        case .ratingPrompt, .tier:
             if record.pos > 0 { committed(record) }
             return
         case .session:
@@ -329,6 +329,8 @@ public final class ChatState {
                 threadId: thread.id, coachId: thread.coachID, reason: record.ref == nil ? "messages" : "session",
                 messagesSent: record.ref == nil ? record.a : nil, sessionId: record.ref)
             return [(thread.clientID, JSONText.encoder.encodeToString(event))]
+        case .tier:
+            return [(thread.clientID, JSONText.encoder.encodeToString(TierEvent(tier: record.ref ?? "freemium")))]
         case .session:
             return []  // worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
         case .link:

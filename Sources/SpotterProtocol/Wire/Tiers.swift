@@ -52,6 +52,14 @@ public struct QuotaEvent: Codable, Sendable, Equatable {
     public init(quota: QuotaView) { self.quota = quota }
 }
 
+/// `tier` (logged, to the client; `--tiers`): an admin changed the client's tier. The new quota follows as a
+/// `quota` event (live sockets) and in every `hello`.
+public struct TierEvent: Codable, Sendable, Equatable {
+    public var type = "tier"
+    public var tier: String
+    public init(tier: String) { self.tier = tier }
+}
+
 /// `PUT /v1/admin/users/{id}/tier`.
 public struct TierRequest: Codable, Sendable, Equatable {
     public var tier: String?

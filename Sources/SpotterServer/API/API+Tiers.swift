@@ -27,8 +27,20 @@ extension API {
         }, then: { [self] (result: Result<UserRecord, APIError>) in
             switch result {
             case .success:
-                server.hub.pushQuota(userID)
-                answerUsage(userID, tier: tier, language, respond)
+                // Logged on the client's current thread (replayed by `resume`), then the live quota; the answer
+                // waits for the record's commit.
+                let hub = server.hub!
+                guard server.config.tiers, let thread = hub.state.threads(of: userID).first(where: \.active) else {
+                    hub.pushQuota(userID)
+                    return answerUsage(userID, tier: tier, language, respond)
+                }
+                let record = ChatRecord(kind: .tier, threadNo: thread.no, side: .client, seq: thread.lastSeq,
+                                        ref: tier.rawValue, at: unixNow())
+                hub.append([record]) { [self] appended in
+                    if case .success(let done) = appended { hub.publish(done[0]) }
+                    hub.pushQuota(userID)
+                    answerUsage(userID, tier: tier, language, respond)
+                }
             case .failure(let error):
                 respond(.apiError(error, language))
             }
