@@ -1,6 +1,5 @@
 import EventLoop
 import SpotterProtocol
-import SpotterCore
 import WebSocket
 
 /// One client socket, from its first HTTP byte to its close. Loop thread only.
@@ -45,11 +44,8 @@ final class Connection {
         self.server = server
         self.lastHeard = now
         parser = HTTPRequestParser(maxBodyBytes: server.config.maxRequestBodyBytes)
-        // An attachment upload may be a 10 MB file; anything larger is refused from its head.
-        parser.largerBodyLimit = { request in
-            request.method == "POST" && request.path.hasPrefix("/v1/threads/") && request.path.hasSuffix("/attachments")
-                ? AttachmentRules.maxBytes : nil
-        }
+        // Uploads may be larger than other bodies; their endpoints say how large (anything more is refused from the head).
+        parser.largerBodyLimit = { API.bodyLimit(for: $0) }
         session = WebSocketSession(role: .server, maxMessageBytes: server.config.maxMessageBytes)
     }
 

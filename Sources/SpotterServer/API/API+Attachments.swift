@@ -11,10 +11,7 @@ extension API {
                 _ respond: @escaping Respond) throws(APIError) {
         let thread = try attachmentThread(threadID, actor)
         guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
-        if server.config.tiers, let user = services.accounts.directory?.user(id: actor.userID), user.role == "client",
-           !Tier(stored: user.tier).attachments {
-            throw APIError(.planUpgradeRequired, detail: .attachments)
-        }
+        if let refusal = server.hub.attachmentRefusal(actor.userID, field: nil) { throw refusal }
         // The type from the first bytes; the size against the type's limit: refused before anything is written.
         let kind = try AttachmentRules.check(request.body)
         let (attachments, body, uploader) = (services.attachments, request.body, actor.userID)

@@ -71,14 +71,17 @@ final class API {
         let developmentOnly: Bool
         /// Exists only when the server was started for load tests (404 otherwise).
         let provisioningOnly: Bool
+        /// A body limit above the server's default (an upload), decided from the request head.
+        let maxBodyBytes: Int?
         let handler: @Sendable (API, Call) throws -> Void
         init(_ method: String, _ path: String, auth: Bool = true, developmentOnly: Bool = false, provisioningOnly: Bool = false,
-             _ handler: @escaping @Sendable (API, Call) throws -> Void) {
+             maxBodyBytes: Int? = nil, _ handler: @escaping @Sendable (API, Call) throws -> Void) {
             self.method = method
             pattern = path.split(separator: "/", omittingEmptySubsequences: false)
             self.auth = auth
             self.developmentOnly = developmentOnly
             self.provisioningOnly = provisioningOnly
+            self.maxBodyBytes = maxBodyBytes
             self.handler = handler
         }
 
@@ -125,7 +128,7 @@ final class API {
             try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
         },
         Endpoint("PUT", "admin/users/*/tier") { try $0.setTier($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
-        Endpoint("POST", "threads/*/attachments") { try $0.upload($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "threads/*/attachments", maxBodyBytes: AttachmentRules.maxBytes) { try $0.upload($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "threads/*/attachments/*") {
             try $0.download($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
         },
@@ -134,6 +137,13 @@ final class API {
         Endpoint("POST", "admin/provision", provisioningOnly: true) { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "dev/reset-limits", auth: false, developmentOnly: true) { api, call in api.resetLimits(call.respond) },
     ]
+
+    /// The larger body limit of the endpoint `request` is for, if it has one (the parser asks from the head).
+    static func bodyLimit(for request: HTTPRequest) -> Int? {
+        guard request.path.hasPrefix("/v1/") else { return nil }
+        let parts = request.path.dropFirst(4).split(separator: "/", omittingEmptySubsequences: false)
+        return endpoints.first { $0.maxBodyBytes != nil && $0.method == request.method && $0.match(parts) != nil }?.maxBodyBytes
+    }
 
     /// A request the API handles, or nil for paths outside `/v1/`.
     func route(_ request: HTTPRequest, peer: String) -> Server.Route? {

@@ -37,59 +37,43 @@ extension AppSocket {
                 guard attachments.count <= 10, Set(attachments).count == attachments.count else {
                     throw APIError(.outOfRange, field: "attachments")
                 }
-                if api.server.config.tiers, let user = api.services.accounts.directory?.user(id: actor.userID),
-                   user.role == "client", !Tier(stored: user.tier).attachments {
-                    throw APIError(.planUpgradeRequired, field: "attachments", detail: .attachments)
-                }
+                if let refusal = hub.attachmentRefusal(actor.userID, field: "attachments") { throw refusal }
             }
         } catch {
             reply(id: id, error: APIError(wrapping: error))
             return
-        }
-        if !attachments.isEmpty {
-            return sendWithAttachments(attachments, text: text ?? "", threadID: threadID, clientMessageID: clientMessageID, id: id)
         }
         // At most 64 sends in flight per socket, and none past the server's bound.
         guard pendingSends < 64, !hub.isOverloaded else {
             return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
         }
         pendingSends += 1
-        let body = meal.map { JSON.encode($0) } ?? text ?? ""
-        let request = MessagingHub.SendRequest(
-            sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID,
-            kind: MessageKind(wire: kind) ?? .text, body: body, now: unixNow())
-        hub.send(request) { [self] result in
-            pendingSends -= 1
-            answer(id: id, result)
-        }
-    }
-
-    /// A text with files uploaded to the thread: their types and sizes are read first (off the loop; files are
-    /// never removed, so what was found stays true), then it is sent like any message.
-    private func sendWithAttachments(_ ids: [String], text: String, threadID: String, clientMessageID: String, id: String) {
-        guard pendingSends < 64, !hub.isOverloaded else {
-            return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
-        }
-        pendingSends += 1
-        let store = api.services.attachments
-        api.server.loop.runBlocking({ blockingResult { try store.find(ids: ids, threadID: threadID) } }, then: { [self] result in
-            let found: [AttachmentView]
-            switch result {
-            case .success(let rows?): found = rows.map { AttachmentView(id: $0.id, type: $0.type, bytes: $0.bytes) }
-            case .success(nil):
-                pendingSends -= 1
-                return reply(id: id, error: APIError(.notFound, field: "attachments"))
-            case .failure(let error):
-                pendingSends -= 1
-                return reply(id: id, error: error)
-            }
+        let send = { [self] (kind: MessageKind, body: String, withAttachments: Bool) in
             var request = MessagingHub.SendRequest(
-                sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: .text,
-                body: JSONText.encoder.encodeToString(AttachedText(text: text, attachments: found)), now: unixNow())
-            request.withAttachments = true
+                sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: kind, body: body, now: unixNow())
+            request.withAttachments = withAttachments
             hub.send(request) { [self] result in
                 pendingSends -= 1
                 answer(id: id, result)
+            }
+        }
+        guard !attachments.isEmpty else {
+            return send(MessageKind(wire: kind) ?? .text, meal.map { JSON.encode($0) } ?? text ?? "", false)
+        }
+        // A text with files uploaded to the thread: their types and sizes are read first (off the loop; files are
+        // never removed, so what was found stays true), then it is sent like any message.
+        let store = api.services.attachments
+        api.server.loop.runBlocking({ blockingResult { try store.find(ids: attachments, threadID: threadID) } }, then: { [self] result in
+            switch result {
+            case .success(let rows?):
+                let found = rows.map { AttachmentView(id: $0.id, type: $0.type, bytes: $0.bytes) }
+                send(.text, JSONText.encoder.encodeToString(AttachedText(text: text ?? "", attachments: found)), true)
+            case .success(nil):
+                pendingSends -= 1
+                reply(id: id, error: APIError(.notFound, field: "attachments"))
+            case .failure(let error):
+                pendingSends -= 1
+                reply(id: id, error: error)
             }
         })
     }

@@ -338,6 +338,12 @@ final class MessagingHub {
 
     private var months: [String: QuotaMonth] = [:]
 
+    /// `plan_upgrade_required` for a client whose tier has no attachments (`--tiers`); nil otherwise.
+    func attachmentRefusal(_ userID: String, field: String?) -> APIError? {
+        guard let meter = meter(userID, now: unixNow()), !meter.tier.attachments else { return nil }
+        return APIError(.planUpgradeRequired, field: field, detail: .attachments)
+    }
+
     /// Whether a user's messages are counted for rating prompts: a client's, with `--ratings`.
     func asksForRatings(_ userID: String) -> Bool {
         server.config.ratings && server.api.services.accounts.directory?.user(id: userID)?.role == "client"
