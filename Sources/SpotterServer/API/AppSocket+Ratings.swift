@@ -38,12 +38,8 @@ extension AppSocket {
             return reply(id: id, error: error)
         }
         let accounts = api.services.accounts
-        runAndReply(id: id) { () -> EmptyResult in
-            try accounts.addRating(rating)
-            return EmptyResult()
-        }
+        api.server.loop.runBlocking({ blockingResult { try accounts.addRating(rating) } }, then: { [self] result in
+            answer(id: id, result.map { "{}" })
+        })
     }
 }
-
-/// `{}`.
-struct EmptyResult: Encodable, Sendable {}

@@ -224,8 +224,10 @@ final class MessagingHub {
         guard !reloading else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
         // A client's send counts against the month's messages (`--tiers`): the check and the charge are made
         // in this one step, once the send is known to be new (a retry is never charged).
-        let meter = meter(request.sender, now: request.now)
-        let rated = asksForRatings(request.sender)
+        // One directory read for both (only when a feature needs the sender's account).
+        let user = server.config.tiers || server.config.ratings ? directory?.user(id: request.sender) : nil
+        let meter = meter(user, now: request.now)
+        let rated = asksForRatings(user)
         if (meter != nil && !quotas.isLoaded(request.sender)) || (rated && sentEver[request.sender] == nil) {
             return loadCounts(request.sender) { [self] in send(request, checkDuplicates: checkDuplicates, reply: reply) }
         }
@@ -322,10 +324,15 @@ final class MessagingHub {
     /// A client's tier and month when their sends are metered; nil for coaches, admins, or without `--tiers`.
     /// The user comes from the directory: a socket's hello put them there before any send.
     func meter(_ userID: String, now: Int64) -> (tier: Tier, month: QuotaMonth, language: Language)? {
-        guard server.config.tiers, let user = server.api.services.accounts.directory?.user(id: userID),
-              user.role == "client" else { return nil }
+        meter(server.config.tiers ? directory?.user(id: userID) : nil, now: now)
+    }
+
+    private func meter(_ user: UserRecord?, now: Int64) -> (tier: Tier, month: QuotaMonth, language: Language)? {
+        guard server.config.tiers, let user, user.role == "client" else { return nil }
         return (Tier(stored: user.tier), month(at: now, zone: user.timeZone), Language(rawValue: user.language) ?? .english)
     }
+
+    private var directory: UserDirectory? { server.api.services.accounts.directory }
 
     /// The quota month of `now` in a zone, computed once per zone and month (a calendar computation costs more
     /// than the rest of a metered send).
@@ -346,8 +353,10 @@ final class MessagingHub {
 
     /// Whether a user's messages are counted for rating prompts: a client's, with `--ratings`.
     func asksForRatings(_ userID: String) -> Bool {
-        server.config.ratings && server.api.services.accounts.directory?.user(id: userID)?.role == "client"
+        asksForRatings(server.config.ratings ? directory?.user(id: userID) : nil)
     }
+
+    private func asksForRatings(_ user: UserRecord?) -> Bool { server.config.ratings && user?.role == "client" }
 
     /// Reads what is not loaded yet of a client's counts from the log (after every append before it): their
     /// messages this month (`--tiers`) and ever (`--ratings`). Then runs what waited for them, in order.

@@ -120,7 +120,7 @@ final class SessionDesk {
     /// not given back (cancelled, declined and expired ones do not count).
     func callsUsed(clientID: String, month: QuotaMonth) -> Int {
         book.calendar(of: clientID, from: month.startsAt, to: month.resetsAt).filter { session in
-            session.clientID == clientID && session.start >= month.startsAt
+            session.start >= month.startsAt
                 && [.scheduled, .rescheduleRequested, .inProgress, .completed, .missed].contains(session.status)
         }.count
     }
@@ -176,10 +176,8 @@ final class SessionDesk {
                     hub.publish(record, events: events(made.body, sessionJSON: made.sessionJSON, record: record, made.thread))
                 }
                 for prompt in done.dropFirst(made.count) { hub.publish(prompt) }
-                // A confirmed, cancelled or declined call changes the client's quota (`--tiers`).
-                for clientID in Set(made.map(\.thread.clientID)) where hub.meter(clientID, now: now) != nil {
-                    hub.pushQuota(clientID)
-                }
+                // A confirmed, cancelled or declined call changes the client's quota (a no-op without `--tiers`).
+                for clientID in Set(made.map(\.thread.clientID)) { hub.pushQuota(clientID) }
             case .failure(let error):
                 reply?(.failure(error))  // the hub reloads the chat state and, through it, the book
             }
