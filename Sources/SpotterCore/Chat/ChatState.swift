@@ -187,7 +187,7 @@ public final class ChatState {
                 thread.lastSeq = record.seq
                 thread.lastMessageAt = record.at
                 thread.lastSide = record.side
-                thread.setLast(kind: MessageKind(rawValue: record.a) ?? .text, body: ChatState.previewBody(record))
+                thread.setLast(kind: MessageKind(rawValue: record.a) ?? .text, body: record.body ?? "", attached: record.b == 1)
             }
             // Writing marks the thread read (and received) for the writer.
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
@@ -272,14 +272,12 @@ public final class ChatState {
 
     // MARK: - Views of records
 
-    /// What a message record's preview is made from: its body, or for a text with attachments "📎" and the text.
-    static func previewBody(_ record: ChatRecord) -> String {
-        guard record.b == 1, let body = record.body,
-              let attached = try? JSONDecoder().decode(AttachedText.self, from: Data(body.utf8)) else { return record.body ?? "" }
-        return attached.text.isEmpty ? "📎" : "📎 " + attached.text
-    }
-
-    public static func preview(kind: MessageKind, body: String) -> String {
+    /// The list's preview of a message, made when the list asks (not on every send or replayed record): a text
+    /// with attachments (`attached`, an `AttachedText` body) shows "📎" and its text.
+    public static func preview(kind: MessageKind, body: String, attached: Bool = false) -> String {
+        if attached, let text = try? JSONDecoder().decode(AttachedText.self, from: Data(body.utf8)) {
+            return MessageRules.preview(text: text.text.isEmpty ? "📎" : "📎 " + text.text, meal: nil)
+        }
         if kind == .mealLog, let meal = try? JSONDecoder().decode(MealLog.self, from: Data(body.utf8)) {
             return MessageRules.preview(text: nil, meal: meal)
         }

@@ -21,7 +21,7 @@ public final class ChatThread {
     public var lastPreview: String? {
         if let preview { return preview }
         guard let lastKind, let lastBody else { return nil }
-        let made = ChatState.preview(kind: lastKind, body: lastBody)
+        let made = ChatState.preview(kind: lastKind, body: lastBody, attached: lastAttached)
         preview = made
         self.lastBody = nil  // the preview is all that is kept of it
         return made
@@ -29,6 +29,8 @@ public final class ChatThread {
     private var preview: String?
     private var lastKind: MessageKind?
     private var lastBody: String?
+    /// The last body is an `AttachedText`.
+    private var lastAttached = false
     public internal(set) var lastSide: Side?
     /// Position of the newest durable record of the thread.
     public internal(set) var lastPos: Int64 = 0
@@ -65,9 +67,10 @@ public final class ChatThread {
     /// Unread for one side: durable messages after its read position.
     public func unread(_ side: Side) -> Int64 { max(0, committedSeq - read[Int(side.rawValue)]) }
 
-    func setLast(kind: MessageKind, body: String) {
+    func setLast(kind: MessageKind, body: String, attached: Bool = false) {
         lastKind = kind
         lastBody = body
+        lastAttached = attached
         preview = nil
     }
 
