@@ -25,7 +25,7 @@ struct AttachmentsTests {
         (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
     }
 
-    static func code(_ response: TestHTTPResponse) -> String? { (json(response)["error"] as? [String: Any])?["code"] as? String }
+    static func code(_ response: TestHTTPResponse) -> String? { errorCode(json(response)) }
 
     @Test("the type comes from the first bytes; each type has its limit")
     func rules() throws {

@@ -12,7 +12,6 @@ private func rawReply(_ socket: SpotterSocket, _ text: String) throws -> [String
     }
 }
 
-private func errorCode(_ reply: [String: Any]) -> String? { (reply["error"] as? [String: Any])?["code"] as? String }
 private func errorField(_ reply: [String: Any]) -> String? { (reply["error"] as? [String: Any])?["field"] as? String }
 
 @Suite("Revoked sessions", .serialized)

@@ -12,8 +12,6 @@ struct RatingsTests {
         _ = try socket.result("message.send", ["thread_id": thread, "client_message_id": id, "text": "message \(id)"])
     }
 
-    static func code(_ reply: [String: Any]) -> String? { (reply["error"] as? [String: Any])?["code"] as? String }
-
     static func prompts(_ socket: SpotterSocket) -> [[String: Any]] {
         socket.drain(for: 0.3).filter { $0["type"] as? String == "rating_prompt" }
     }
@@ -47,12 +45,12 @@ struct RatingsTests {
         defer { chat.server.stop() }
         let client = try chat.socket(chat.fixture.clientA.access)
         let coach = try chat.socket(chat.fixture.coachX.access)
-        #expect(Self.code(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 6])) == "out_of_range")
-        #expect(Self.code(try client.command("rating.submit", ["thread_id": chat.thread])) == "missing_field")
-        #expect(Self.code(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 4,
+        #expect(errorCode(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 6])) == "out_of_range")
+        #expect(errorCode(try client.command("rating.submit", ["thread_id": chat.thread])) == "missing_field")
+        #expect(errorCode(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 4,
                                                                "feedback": String(repeating: "é", count: 501)])) == "out_of_range")
-        #expect(Self.code(try coach.command("rating.submit", ["thread_id": chat.thread, "stars": 5])) == "forbidden")
-        #expect(Self.code(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 5,
+        #expect(errorCode(try coach.command("rating.submit", ["thread_id": chat.thread, "stars": 5])) == "forbidden")
+        #expect(errorCode(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 5,
                                                                "session_id": "nope"])) == "session_not_found")
         _ = try client.result("rating.submit", ["thread_id": chat.thread, "stars": 4, "feedback": "Clear plans"])
         _ = try client.result("rating.skip", ["thread_id": chat.thread])
@@ -93,7 +91,7 @@ struct RatingsTests {
         let client = try chat.socket(chat.fixture.clientA.access)
         for n in 1...10 { try Self.send(client, chat.thread, "m\(n)") }
         #expect(Self.prompts(client).isEmpty)
-        #expect(Self.code(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 5])) == "forbidden")
+        #expect(errorCode(try client.command("rating.submit", ["thread_id": chat.thread, "stars": 5])) == "forbidden")
     }
 
     @Test func theCountSurvivesARestart() throws {

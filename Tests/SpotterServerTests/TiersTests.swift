@@ -13,8 +13,6 @@ struct TiersTests {
         try socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "message \(id)"])
     }
 
-    static func code(_ reply: [String: Any]) -> String? { (reply["error"] as? [String: Any])?["code"] as? String }
-
     /// The next `quota` event's quota.
     static func quota(_ socket: SpotterSocket) throws -> [String: Any] {
         try #require(try socket.next("quota")["quota"] as? [String: Any])
@@ -43,7 +41,7 @@ struct TiersTests {
         #expect(Self.messages(last)["used"] as? Int == 20 && Self.messages(last)["band"] as? String == "red")
 
         let refused = try Self.send(client, chat.thread, "m21")
-        #expect(Self.code(refused) == "quota_exceeded")
+        #expect(errorCode(refused) == "quota_exceeded")
         let error = try #require(refused["error"] as? [String: Any])
         #expect(error["upgrade_to"] as? String == "premium" && error["field"] as? String == "text")
         #expect((error["message"] as? String)?.contains("Upgrade to Premium for 200 messages a month") == true)
@@ -69,7 +67,7 @@ struct TiersTests {
         let client = try chat.socket(chat.fixture.clientA.access)
         _ = try Self.quota(client)
         for n in 1...20 { _ = try Self.send(client, chat.thread, "m\(n)"); _ = try Self.quota(client) }
-        #expect(Self.code(try Self.send(client, chat.thread, "m21")) == "quota_exceeded")
+        #expect(errorCode(try Self.send(client, chat.thread, "m21")) == "quota_exceeded")
 
         let upgraded = try api.call("PUT", "/v1/admin/users/\(chat.fixture.clientA.id)/tier", ["tier": "premium"],
                                     token: chat.fixture.admin.access)
@@ -85,7 +83,7 @@ struct TiersTests {
 
         // A downgrade mid-month: 21 used of Freemium's 20.
         _ = try api.call("PUT", "/v1/admin/users/\(chat.fixture.clientA.id)/tier", ["tier": "freemium"], token: chat.fixture.admin.access)
-        #expect(Self.code(try Self.send(client, chat.thread, "m22")) == "quota_exceeded")
+        #expect(errorCode(try Self.send(client, chat.thread, "m22")) == "quota_exceeded")
         let replay = try chat.socket(chat.fixture.clientA.access)
         _ = try replay.result("resume", ["cursor": 0])
         #expect(replay.drain(for: 0.3).filter { $0["type"] as? String == "tier" }.map { $0["tier"] as? String } == ["premium", "freemium"])
@@ -120,7 +118,7 @@ struct TiersTests {
             try coach.command("session.invite", ["thread_id": chat.thread, "start": start, "duration_minutes": minutes, "purpose": "Check-in"])
         }
         let tooLong = try invite(first, minutes: 30)
-        #expect(Self.code(tooLong) == "invalid_duration")
+        #expect(errorCode(tooLong) == "invalid_duration")
         #expect(((tooLong["error"] as? [String: Any])?["message"] as? String)?.contains("at most 15 minutes") == true)
         let one = try #require((try invite(first, minutes: 15)["result"] as? [String: Any])?["id"] as? String)
         _ = try client.result("session.act", ["session_id": one, "action": "accept"])
@@ -131,8 +129,8 @@ struct TiersTests {
         // The month's call is used: another invite may be made, but not confirmed; a request is refused.
         let two = try #require((try invite(first + 3600, minutes: 15)["result"] as? [String: Any])?["id"] as? String)
         let refused = try client.command("session.act", ["session_id": two, "action": "accept"])
-        #expect(Self.code(refused) == "quota_exceeded" && (refused["error"] as? [String: Any])?["upgrade_to"] as? String == "premium")
-        #expect(Self.code(try client.command("session.request", ["thread_id": chat.thread, "start": first + 7200,
+        #expect(errorCode(refused) == "quota_exceeded" && (refused["error"] as? [String: Any])?["upgrade_to"] as? String == "premium")
+        #expect(errorCode(try client.command("session.request", ["thread_id": chat.thread, "start": first + 7200,
                                                                   "duration_minutes": 15, "purpose": "More"])) == "quota_exceeded")
         // Cancelling the first gives the call back.
         _ = try coach.result("session.act", ["session_id": one, "action": "cancel", "reason": "Moved"])
@@ -163,6 +161,6 @@ struct TiersTests {
         defer { server.stop() }
         let socket = try SpotterSocket(port: server.port, token: token)
         #expect(Self.messages(try Self.quota(socket))["used"] as? Int == 20)
-        #expect(Self.code(try Self.send(socket, thread, "m21")) == "quota_exceeded")
+        #expect(errorCode(try Self.send(socket, thread, "m21")) == "quota_exceeded")
     }
 }

@@ -73,3 +73,8 @@ public final class SpotterSocket: @unchecked Sendable {
 
     public func close() { ws.socket.close() }
 }
+
+/// `error.code` of a socket reply (nil for a success).
+public func errorCode(_ reply: [String: Any]) -> String? {
+    (reply["error"] as? [String: Any])?["code"] as? String
+}
