@@ -30,6 +30,7 @@ public final class Server: @unchecked Sendable {
     private(set) var api: API!
     private(set) var hub: MessagingHub!
     private(set) var sessions: SessionDesk!
+    private(set) var records: RecordDesk!
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
@@ -99,6 +100,7 @@ public final class Server: @unchecked Sendable {
         timing.autoCompleteAfterSeconds = config.sessionAutoCompleteSeconds
         sessions = SessionDesk(hub: hub, sessions: loaded.sessions, meetBaseURL: config.meetBaseURL,
                                directory: api.services.accounts.directory, config: timing)
+        records = RecordDesk(hub: hub, loaded: loaded)
         logger.info("chat state loaded", metadata: [
             "threads": "\(hub.state.threadCount)", "replayed": "\(loaded.tail.count)"])
         // A peer that vanished must surface as EPIPE from write, not kill the process.

@@ -135,6 +135,14 @@ public final class Store: Sendable {
                 );
                 """)
         }
+        // The coaching record is `record` records (kind 6) and a start reads them all; the meal history and the
+        // dashboard read a thread's meal logs (messages of kind 1) without the rest of its messages.
+        migrator.registerMigration("v11-record") { db in
+            try db.execute(sql: """
+                CREATE INDEX log_record ON log(pos) WHERE kind = 6;
+                CREATE INDEX log_meal ON log(threadNo, pos) WHERE kind = 0 AND a = 1;
+                """)
+        }
         return migrator
     }()
 

@@ -60,6 +60,10 @@ public struct ChatRecord: Sendable, Equatable {
         /// An admin changed the client's tier (`--tiers`): `side` the client, `seq` the thread's last seq, `ref`
         /// the new tier. Logged on the client's current thread, so `resume` replays it.
         case tier = 5
+        /// The client's coaching record changed (a challenge, a check-in, a measurement, a goal): `side` the actor,
+        /// `seq` the thread's last seq (not a message), `a` 0, `ref` the item's id, `body` a `RecordBody` (the
+        /// change and the item as it now stands). Logged on the client's current thread.
+        case record = 6
     }
 
     /// `a` of a `session` record that is a system message in its thread.

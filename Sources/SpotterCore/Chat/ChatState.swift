@@ -161,7 +161,7 @@ public final class ChatState {
     public func apply(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.kind {
-        case .ratingPrompt, .tier:
+        case .ratingPrompt, .tier, .record:
             if record.pos > 0 { committed(record) }
             return
         case .session:
@@ -329,6 +329,9 @@ public final class ChatState {
             return [(thread.clientID, JSONText.encoder.encodeToString(event))]
         case .tier:
             return [(thread.clientID, JSONText.encoder.encodeToString(TierEvent(tier: record.ref ?? "freemium")))]
+        case .record:
+            let event = RecordBody.eventJSON(threadID: thread.id, body: record.body ?? "{}")
+            return [(thread.coachID, event), (thread.clientID, event)]
         case .session:
             return []  // worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
         case .link:

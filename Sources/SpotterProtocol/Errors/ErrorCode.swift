@@ -121,6 +121,14 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 403: a feature the client's tier does not include (`--tiers`: attachments are Smart Premium's);
     /// `upgrade_to` names the tier that does. (`upgrade_required` is the WebSocket handshake's 426.)
     case planUpgradeRequired = "plan_upgrade_required"
+    /// 404: no challenge or check-in with this id in the coaching record you may see.
+    case recordNotFound = "record_not_found"
+    /// 409: a challenge task checked off before its day, or unchecked on another day than the one it was checked.
+    case taskNotAllowed = "task_not_allowed"
+    /// 409: a body measurement less than 7 days after the last one; `retry_after` says when the next is allowed.
+    case measurementTooSoon = "measurement_too_soon"
+    /// 400: a cutting goal below a safe body fat (8 % for men, 15 % for women).
+    case unsafeGoal = "unsafe_goal"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -287,6 +295,18 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .quotaExceeded:
             return (429, "You have used this month's allowance. Upgrade your plan for more.",
                     "استهلكت رصيدك لهذا الشهر. رقِّ اشتراكك للحصول على المزيد.")
+        case .recordNotFound:
+            return (404, "This item of the coaching record does not exist, or it is not yours to see.",
+                    "هذا العنصر من سجل التدريب غير موجود، أو لا يحق لك الاطلاع عليه.")
+        case .taskNotAllowed:
+            return (409, "A task can be checked off from its day on, and unchecked only on the day it was checked.",
+                    "يمكن إنجاز المهمة ابتداءً من يومها، ولا يمكن إلغاء إنجازها إلا في اليوم نفسه الذي أُنجزت فيه.")
+        case .measurementTooSoon:
+            return (409, "Measurements are taken at least 7 days apart. Try again when the week is over.",
+                    "تُسجَّل القياسات بفاصل 7 أيام على الأقل. حاول مجددًا بعد انقضاء الأسبوع.")
+        case .unsafeGoal:
+            return (400, "This goal is below a safe body fat (8% for men, 15% for women). Choose a higher target.",
+                    "هذا الهدف أقل من نسبة الدهون الآمنة (8% للرجال و15% للنساء). اختر هدفًا أعلى.")
         case .outsideJoinWindow:
             return (409, "You can join from 10 minutes before the session starts until it ends.",
                     "يمكنك الانضمام قبل بدء الجلسة بعشر دقائق وحتى نهايتها.")

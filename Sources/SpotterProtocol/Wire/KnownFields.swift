@@ -31,6 +31,11 @@ public enum KnownFieldsCheck {
         for (name, nested) in type.nestedObjects {
             let key = AnyCodingKey(name)
             guard container.contains(key), try !container.decodeNil(forKey: key) else { continue }
+            // A list of such objects (a challenge's tasks): each element is checked.
+            if var list = try? container.nestedUnkeyedContainer(forKey: key) {
+                while !list.isAtEnd { try check(try list.superDecoder(), nested, path: path + name + ".") }
+                continue
+            }
             try check(try container.superDecoder(forKey: key), nested, path: path + name + ".")
         }
     }

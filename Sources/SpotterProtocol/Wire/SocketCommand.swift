@@ -32,7 +32,9 @@ public enum SocketCommand {
             MeCommand.self, RefreshRequest.self, SendMessageCommand.self, ReceiptCommand<Delivered>.self,
             ReceiptCommand<Read>.self, ThreadsCommand.self, HistoryCommand.self, TypingCommand.self, ResumeCommand.self,
             SessionCreateCommand<Invite>.self, SessionCreateCommand<CallRequest>.self, SessionActCommand.self,
-            SessionsCommand.self, RatingSubmitCommand.self, RatingSkipCommand.self,
+            SessionsCommand.self, RatingSubmitCommand.self, RatingSkipCommand.self, ChallengeCreateCommand.self,
+            ChallengeCheckCommand.self, CheckInSubmitCommand.self, CheckInCommentCommand.self, MeasurementAddCommand.self,
+            GoalSetCommand.self, RecordCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

@@ -37,8 +37,9 @@ final class MessagingHub {
     private var waitingForWindow: [String: [() -> Void]] = [:]
     /// After a failed append: the state is being rebuilt from the store, and writes are refused.
     private(set) var reloading = false
-    /// Called with what the store holds once the state was rebuilt (the sessions reload from it).
-    var onReload: ((LoadedChat) -> Void)?
+    /// Called with what the store holds once the state was rebuilt (the sessions and the coaching record reload
+    /// from it).
+    var onReload: [(LoadedChat) -> Void] = []
     /// Clients' message counts this month (`--tiers`), loaded from the log on first need.
     private(set) var quotas = MessageQuotas()
     /// Clients' messages ever (`--ratings`: every 10th asks for a rating), loaded from the log on first need.
@@ -113,7 +114,7 @@ final class MessagingHub {
                 quotas.forgetAll()  // the charges of the lost records went with them: count again
                 sentEver = [:]
                 resumeFloor = loaded.resumeFloor
-                onReload?(loaded)
+                for reloaded in onReload { reloaded(loaded) }
                 log.resume()
                 reloading = false
                 server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])
@@ -260,6 +261,7 @@ final class MessagingHub {
                     // Acknowledge first, then tell every device of both participants: one JSON for both.
                     let message = state.messageView(done[0])!.jsonText
                     reply(.success(message))
+                    if request.kind == .mealLog { server.records.mealLogged(threadNo: done[0].threadNo, at: done[0].at) }
                     publish(done[0], messageJSON: message)
                     for prompt in done.dropFirst() { publish(prompt) }
                     if meter != nil { pushQuota(request.sender) }
@@ -332,7 +334,7 @@ final class MessagingHub {
         return (Tier(stored: user.tier), month(at: now, zone: user.timeZone), Language(rawValue: user.language) ?? .english)
     }
 
-    private var directory: UserDirectory? { server.api.services.accounts.directory }
+    var directory: UserDirectory? { server.api.services.accounts.directory }
 
     /// The quota month of `now` in a zone, computed once per zone and month (a calendar computation costs more
     /// than the rest of a metered send).

@@ -23,7 +23,7 @@ final class SessionDesk {
         self.meetBaseURL = meetBaseURL
         self.directory = directory
         hub.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
-        hub.onReload = { [unowned self] loaded in book = SessionBook(config: book.config, sessions: loaded.sessions) }
+        hub.onReload.append { [unowned self] loaded in book = SessionBook(config: book.config, sessions: loaded.sessions) }
     }
 
     /// Checks what is due once a second.

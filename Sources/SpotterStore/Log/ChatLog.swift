@@ -47,14 +47,38 @@ public struct LoadedChat: Sendable {
     public let resumeFloor: Int64
     /// Every video session as its newest `session` record left it.
     public let sessions: [Session]
+    /// Every client's coaching record as the `record` records left it.
+    public let coaching: CoachingBook
+    /// When each meal log was sent, by thread number, oldest first (the dashboard's meal-log consistency).
+    public let mealTimes: [Int64: [Int64]]
 
     public init(threads: [ThreadRow], names: [String: String], tail: [ChatRecord], resumeFloor: Int64,
-                sessions: [Session] = []) {
+                sessions: [Session] = [], coaching: CoachingBook = CoachingBook(), mealTimes: [Int64: [Int64]] = [:]) {
         self.threads = threads
         self.names = names
         self.tail = tail
         self.resumeFloor = resumeFloor
         self.sessions = sessions
+        self.coaching = coaching
+        self.mealTimes = mealTimes
+    }
+
+    /// The coaching record from `record` records, oldest first.
+    public static func coaching(from records: [ChatRecord]) -> CoachingBook {
+        var book = CoachingBook()
+        let decoder = JSONDecoder()
+        for record in records where record.kind == .record {
+            guard let body = record.body, let stored = try? decoder.decode(RecordBody.self, from: Data(body.utf8)) else { continue }
+            book.apply(stored)
+        }
+        return book
+    }
+
+    /// Meal-log send times by thread, from (thread number, time) pairs in log order.
+    public static func mealTimes(from pairs: [(Int64, Int64)]) -> [Int64: [Int64]] {
+        var times: [Int64: [Int64]] = [:]
+        for (threadNo, at) in pairs { times[threadNo, default: []].append(at) }
+        return times
     }
 
     /// The newest state of each session among `records` (session records, oldest first).
@@ -311,8 +335,13 @@ public final class ChatLog: Sendable {
                                         arguments: [checkpoint]).map(ChatLog.record)
             // Every session record, through the partial index on kind 3 (no scan of the messages).
             let sessionRecords = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE kind = 3 ORDER BY pos").map(ChatLog.record)
+            // The coaching record and the meal logs' times, each through its own partial index.
+            let records = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE kind = 6 ORDER BY pos").map(ChatLog.record)
+            let meals = try Row.fetchAll(db, sql: "SELECT threadNo, at FROM log WHERE kind = 0 AND a = 1 ORDER BY threadNo, pos")
+                .map { (row: Row) -> (Int64, Int64) in (row[0], row[1]) }
             return LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
-                              resumeFloor: mark?["resumeFloor"] ?? 0, sessions: LoadedChat.sessions(from: sessionRecords))
+                              resumeFloor: mark?["resumeFloor"] ?? 0, sessions: LoadedChat.sessions(from: sessionRecords),
+                              coaching: LoadedChat.coaching(from: records), mealTimes: LoadedChat.mealTimes(from: meals))
         }
     }
 

@@ -105,7 +105,10 @@ public final class MemoryChatLog: ChatLogEngine {
                 return row
             }
             return LoadedChat(threads: threads, names: state.names, tail: Array(state.records.dropFirst(Int(state.mark))),
-                              resumeFloor: 0, sessions: LoadedChat.sessions(from: state.records))
+                              resumeFloor: 0, sessions: LoadedChat.sessions(from: state.records),
+                              coaching: LoadedChat.coaching(from: state.records),
+                              mealTimes: LoadedChat.mealTimes(from: state.records.filter { $0.kind == .message && $0.a == MessageKind.mealLog.rawValue }
+                                .map { ($0.threadNo, $0.at) }))
         }
     }
 

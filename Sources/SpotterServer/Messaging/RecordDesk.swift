@@ -1,0 +1,227 @@
+import FoundationEssentials
+import SpotterCore
+import SpotterProtocol
+import SpotterStore
+
+/// The coaching record on the loop: runs `CoachingBook`'s rules (so a check and its change are one step), applies
+/// the change at once, appends one `record` record per changed item on the client's current thread, and once
+/// they are durable replies and publishes the `record` event to both participants, and the client's dashboard
+/// card to the coach. Loop thread only.
+final class RecordDesk {
+    unowned let hub: MessagingHub
+    private(set) var book: CoachingBook
+    /// When each meal log was sent, by thread number (the dashboard's meal-log consistency).
+    private(set) var mealTimes: [Int64: [Int64]]
+
+    init(hub: MessagingHub, loaded: LoadedChat) {
+        self.hub = hub
+        self.book = loaded.coaching
+        self.mealTimes = loaded.mealTimes
+        hub.onReload.append { [unowned self] loaded in
+            book = loaded.coaching
+            mealTimes = loaded.mealTimes
+        }
+    }
+
+    /// A meal log was committed (the hub tells every one).
+    func mealLogged(threadNo: Int64, at: Int64) {
+        mealTimes[threadNo, default: []].append(at)
+    }
+
+    // MARK: - Days
+
+    func zone(of userID: String) -> TimeZone {
+        TimeZoneRules.zone(hub.directory?.user(id: userID)?.timeZone ?? "UTC")
+    }
+
+    /// The client's calendar day now.
+    func today(of clientID: String, now: Int64) -> Int64 { LocalDay.of(now, in: zone(of: clientID)) }
+
+    // MARK: - Who may do what
+
+    /// The writable thread `threadID` with `userID` on `side` of it.
+    func thread(_ threadID: String?, of userID: String, as side: Side) throws(APIError) -> ChatThread {
+        guard let threadID else { throw APIError(.missingField, field: "thread_id") }
+        let (thread, actual) = try hub.state.participant(threadID, userID)
+        guard actual == side else { throw APIError(.forbidden, field: "thread_id") }
+        guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
+        return thread
+    }
+
+    /// The client's current thread, if `coachID` (when given) is its coach.
+    func currentThread(ofClient clientID: String, coach coachID: String? = nil) -> ChatThread? {
+        hub.state.threads(of: clientID).first { $0.active && $0.clientID == clientID && (coachID == nil || $0.coachID == coachID) }
+    }
+
+    // MARK: - Commands
+
+    func createChallenge(_ command: ChallengeCreateCommand, by userID: String, now: Int64, reply: @escaping Reply) {
+        decide(reply) { () throws(APIError) in
+            let thread = try thread(command.threadId, of: userID, as: .coach)
+            let new = CoachingBook.NewChallenge(id: SecureRandom.uuid(), clientID: thread.clientID, coachID: userID,
+                                                command: command, today: today(of: thread.clientID, now: now), now: now)
+            return (thread, .coach, [try record { () throws(RecordError) in try book.createChallenge(new) }])
+        }
+    }
+
+    func checkTask(_ command: ChallengeCheckCommand, by userID: String, now: Int64, reply: @escaping Reply) {
+        decide(reply) { () throws(APIError) in
+            guard let id = command.challengeId else { throw APIError(.missingField, field: "challenge_id") }
+            guard let day = command.day else { throw APIError(.missingField, field: "day") }
+            guard let done = command.done else { throw APIError(.missingField, field: "done") }
+            guard let thread = currentThread(ofClient: userID) else {
+                // Not a client with a coach: their challenges (if any) are not theirs to change now.
+                throw book.challenges[id]?.clientId == userID ? APIError(.noCoachAssigned) : APIError(.recordNotFound, field: "challenge_id")
+            }
+            let zone = zone(of: userID)
+            let today = LocalDay.of(now, in: zone)
+            let body = try record { () throws(RecordError) in
+                try book.checkTask(challengeID: id, clientID: userID, day: day, done: done, today: today,
+                                   dayOf: { LocalDay.of($0, in: zone) }, now: now)
+            }
+            // Already as asked (a retry): the challenge as it stands, nothing written.
+            guard let body else {
+                return (thread, .client, [RecordBody(change: "challenge.unchanged",
+                                                     challenge: book.challenges[id].map { CoachingBook.current($0, today: today) })])
+            }
+            return (thread, .client, [body])
+        }
+    }
+
+    func submitCheckIn(_ command: CheckInSubmitCommand, by userID: String, now: Int64, reply: @escaping Reply) {
+        let thread: ChatThread
+        do throws(APIError) {
+            thread = try self.thread(command.threadId, of: userID, as: .client)
+        } catch {
+            return reply(.failure(error))
+        }
+        // Photos must be images uploaded to this thread: read them off the loop, then decide on it.
+        let refs = [command.photos?.front, command.photos?.side, command.photos?.back].compactMap { $0 }
+        let attachments = hub.server.api.services.attachments
+        let threadID = thread.id
+        hub.server.loop.runBlocking({ blockingResult { () throws -> Set<String> in
+            var images = Set<String>()
+            for ref in refs {
+                if let found = try attachments.find(ids: [ref], threadID: threadID)?.first, found.type.hasPrefix("image/") {
+                    images.insert(ref)
+                }
+            }
+            return images
+        } }, then: { [self] (result: Result<Set<String>, APIError>) in
+            decide(reply) { () throws(APIError) in
+                let images = try result.get()
+                let thread = try self.thread(command.threadId, of: userID, as: .client)  // still so after the read
+                return (thread, .client, [try record { () throws(RecordError) in
+                    try book.submitCheckIn(id: SecureRandom.uuid(), clientID: userID, command: command,
+                                           photoExists: { images.contains($0) }, now: now)
+                }])
+            }
+        })
+    }
+
+    func comment(_ command: CheckInCommentCommand, by userID: String, now: Int64, reply: @escaping Reply) {
+        decide(reply) { () throws(APIError) in
+            guard let id = command.checkInId else { throw APIError(.missingField, field: "check_in_id") }
+            guard let clientID = book.checkIns[id]?.clientId, let thread = currentThread(ofClient: clientID, coach: userID) else {
+                throw APIError(.recordNotFound, field: "check_in_id")
+            }
+            return (thread, .coach, [try record { () throws(RecordError) in
+                try book.comment(checkInID: id, clientID: { $0 == clientID }, comment: command.comment, now: now)
+            }])
+        }
+    }
+
+    func addMeasurement(_ command: MeasurementAddCommand, by userID: String, now: Int64, reply: @escaping Reply) {
+        decide(reply) { () throws(APIError) in
+            let thread = try thread(command.threadId, of: userID, as: .client)
+            return (thread, .client, try record { () throws(RecordError) in
+                try book.addMeasurement(id: SecureRandom.uuid(), clientID: userID, command: command, now: now)
+            })
+        }
+    }
+
+    func setGoal(_ command: GoalSetCommand, by userID: String, now: Int64, reply: @escaping Reply) {
+        decide(reply) { () throws(APIError) in
+            let thread = try thread(command.threadId, of: userID, as: .client)
+            return (thread, .client, try record { () throws(RecordError) in
+                try book.setGoal(id: SecureRandom.uuid(), clientID: userID, command: command, now: now)
+            })
+        }
+    }
+
+    /// `record`: the client's record, for the client (any thread of theirs) or their current coach.
+    func read(_ command: RecordCommand, by userID: String, now: Int64) -> Result<String, APIError> {
+        guard let threadID = command.threadId else { return .failure(APIError(.missingField, field: "thread_id")) }
+        let thread: ChatThread
+        do throws(APIError) {
+            let (found, side) = try hub.state.participant(threadID, userID)
+            guard side == .client || found.active else { throw APIError(.threadInactive, field: "thread_id") }
+            thread = found
+        } catch {
+            return .failure(error)
+        }
+        let client = thread.clientID
+        let result = RecordResult(
+            threadId: thread.id, clientId: client, latestWeightKg: book.latestWeight(of: client),
+            nextMeasurementAt: book.nextMeasurementAllowed(of: client), goal: book.goal(of: client),
+            challenges: book.challenges(of: client, today: today(of: client, now: now)), checkIns: book.checkIns(of: client),
+            measurements: book.measurements(of: client))
+        return .success(JSONText.encoder.encodeToString(result))
+    }
+
+    // MARK: - Committing
+
+    typealias Reply = (Result<String, APIError>) -> Void
+
+    /// Runs a decision (the thread to log on, the side that acts, the bodies of the changed items), applies the
+    /// bodies, appends their records and replies with the items as they now stand once they are durable.
+    private func decide(_ reply: @escaping Reply,
+                        _ decision: () throws(APIError) -> (ChatThread, Side, [RecordBody])) {
+        let thread: ChatThread, side: Side, bodies: [RecordBody]
+        do throws(APIError) {
+            guard !hub.isOverloaded else { throw APIError(.rateLimited, retryAfterSeconds: 1) }
+            (thread, side, bodies) = try decision()
+        } catch {
+            return reply(.failure(error))
+        }
+        let answer = JSONText.encoder.encodeToString(RecordDesk.merged(bodies))
+        let written = bodies.filter { $0.change != "challenge.unchanged" }
+        let now = unixNow()
+        let records = written.map { body in
+            book.apply(body)
+            return ChatRecord(kind: .record, threadNo: thread.no, side: side, seq: thread.lastSeq,
+                              ref: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id,
+                              body: JSONText.encoder.encodeToString(body), at: now)
+        }
+        // With nothing to write (a retry), the reply still waits for the appends before it.
+        hub.append(records) { [self] result in
+            switch result {
+            case .success(let done):
+                reply(.success(answer))
+                for record in done { hub.publish(record) }
+            case .failure(let error):
+                reply(.failure(error))  // the hub reloads, and the book with it
+            }
+        }
+    }
+
+    /// The reply: the first body's change with every item the bodies carry (the newest of each kind).
+    static func merged(_ bodies: [RecordBody]) -> RecordBody {
+        var merged = RecordBody(change: bodies.first?.change ?? "")
+        for body in bodies {
+            merged.challenge = body.challenge ?? merged.challenge
+            merged.checkIn = body.checkIn ?? merged.checkIn
+            merged.measurement = body.measurement ?? merged.measurement
+            merged.goal = body.goal ?? merged.goal
+        }
+        return merged
+    }
+
+    private func record<T>(_ rule: () throws(RecordError) -> T) throws(APIError) -> T {
+        do throws(RecordError) {
+            return try rule()
+        } catch {
+            throw APIError(record: error)
+        }
+    }
+}
