@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "spotter-echo-bench", targets: ["EchoBench"]),
         .executable(name: "spotter-load", targets: ["LoadGenerator"]),
         .executable(name: "spotter-session-bench", targets: ["SessionBench"]),
+        .executable(name: "spotter-dashboard-bench", targets: ["DashboardBench"]),
     ],
     // Exact versions: this is an application, and a fresh clone must build what was tested. (Package.resolved
     // stays out of git: this machine's package mirror has its own commit ids.)
@@ -117,6 +118,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "LoadTests/SessionBench"
+        ),
+        // The coach's dashboard over a year of record per client, timed without sockets or disk.
+        .executableTarget(
+            name: "DashboardBench",
+            dependencies: [
+                "SpotterCore",
+                "SpotterProtocol",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "LoadTests/DashboardBench"
         ),
 
         // Shared test helpers: a small blocking WebSocket/HTTP client and a

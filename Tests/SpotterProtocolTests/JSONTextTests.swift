@@ -106,6 +106,28 @@ struct JSONTextTests {
         }
     }
 
+    @Test("the dashboard, its cards and the card event match JSONEncoder, numbers included")
+    func dashboard() {
+        for (index, text) in Self.samples.enumerated() {
+            let weights: [Double?] = [nil, 80, 81.1, 0.1 + 0.2, -1.3, 72.456, 1e-7, 123_456.75]
+            let weight = weights[index % weights.count]
+            let goal = GoalView(id: "g" + text, clientId: text, kind: "cutting", sex: "female", targetPercent: 18.5,
+                                startPercent: weight ?? 30, status: "active", createdAt: 5, completedAt: index % 2 == 0 ? nil : 9)
+            let card = ClientCardView(
+                clientId: text, threadId: "t" + text, name: index % 3 == 0 ? nil : text, unread: Int64(index), goal: index % 2 == 0 ? goal : nil,
+                activeChallenges: index % 2 == 0 ? [] : [ChallengeSummary(id: "c", name: text, done: 2, days: 7, percent: 28, status: "active")],
+                lastCheckInAt: weight == nil ? nil : 7, latestWeightKg: weight, weightChangeKg: weight.map { -$0 / 3 },
+                nextSession: index % 2 == 0 ? nil : NextSessionView(id: "s", start: 99, status: "scheduled"), pendingResolutions: index)
+            #expect(card.jsonText == encoded(card))
+            #expect(goal.jsonText == encoded(goal))
+            #expect(ClientCardEvent(card: card).jsonText == encoded(ClientCardEvent(card: card)))
+            let analytics = CoachAnalyticsView(from: 1, to: 2, clients: index, challengeCompletionPercent: index % 2 == 0 ? nil : 66,
+                                               checkInsPerClientWeek: weight, mealLogDaysPercent: 28, sessionAttendancePercent: nil)
+            let result = DashboardResult(clients: [card, card], analytics: analytics)
+            #expect(result.jsonText == encoded(result))
+        }
+    }
+
     @Test("a reply's id is a JSON string or null")
     func replyID() {
         #expect(Reply.ok(id: "a\"b", resultJSON: "{}") == #"{"type":"reply","id":"a\"b","ok":true,"result":{}}"#)

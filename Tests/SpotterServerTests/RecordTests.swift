@@ -173,4 +173,41 @@ struct RecordTests {
         let client = try SpotterSocket(port: server.port, token: clientToken)
         #expect(try client.result("challenge.check", ["challenge_id": id, "day": 1, "done": true])["change"] as? String == "challenge.unchanged")
     }
+
+    @Test func theDashboardShowsEachClientAndUpdatesLive() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let client = try chat.socket(chat.fixture.clientA.access)
+        let coach = try chat.socket(chat.fixture.coachX.access)
+        _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "m1", "text": "Morning!"])
+        _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "m2", "kind": "meal_log",
+                                                "meal": ["name": "Oats", "ingredients": ["oats"], "calories": 350, "protein_g": 12,
+                                                         "carbs_g": 60, "fats_g": 6, "meal_type": "breakfast"]])
+        var challenge = Self.challenge(chat.thread)
+        challenge["template_id"] = "hydration"
+        let id = try #require((try coach.result("challenge.create", challenge)["challenge"] as? [String: Any])?["id"] as? String)
+        // The change of the record brings the coach the client's fresh card.
+        let pushed = try #require(try coach.next("client_card")["card"] as? [String: Any])
+        #expect(pushed["client_id"] as? String == chat.fixture.clientA.id && (pushed["active_challenges"] as? [[String: Any]])?.count == 1)
+        _ = try client.result("challenge.check", ["challenge_id": id, "day": 1, "done": true])
+        let afterCheck = try #require(try coach.next("client_card")["card"] as? [String: Any])
+        #expect((afterCheck["active_challenges"] as? [[String: Any]])?.first?["percent"] as? Int == 33)
+        _ = try client.result("check_in.submit", ["thread_id": chat.thread, "weight": 70.5])
+        #expect((try coach.next("client_card")["card"] as? [String: Any])?["latest_weight_kg"] as? Double == 70.5)
+        #expect(client.drain(for: 0.2).allSatisfy { $0["type"] as? String != "client_card" })  // the coach's alone
+
+        let dashboard = try coach.result("dashboard")
+        let cards = try #require(dashboard["clients"] as? [[String: Any]])
+        let card = try #require(cards.first { $0["client_id"] as? String == chat.fixture.clientA.id })
+        #expect(card["unread"] as? Int == 2 && card["thread_id"] as? String == chat.thread && card["latest_weight_kg"] as? Double == 70.5)
+        #expect((card["active_challenges"] as? [[String: Any]])?.first?["done"] as? Int == 1)
+        let analytics = try #require(dashboard["analytics"] as? [String: Any])
+        #expect(analytics["clients"] as? Int == cards.count && analytics["challenge_completion_percent"] as? Int == 100)
+        #expect((analytics["meal_log_days_percent"] as? Int ?? 0) > 0)
+        #expect(try coach.result("challenge.template", ["template_id": "hydration"])["participants"] as? Int == 1)
+        #expect(try coach.result("challenge.template", ["template_id": "other"])["participants"] as? Int == 0)
+        #expect(errorCode(try client.command("dashboard")) == "forbidden")
+        #expect(errorCode(try coach.command("dashboard", ["from": 100, "to": 50])) == "out_of_range")
+        #expect(errorCode(try coach.command("dashboard", ["from": 0, "to": 400 * 86_400])) == "out_of_range")
+    }
 }

@@ -41,13 +41,26 @@ public enum LocalDay {
         return floorDiv(time + offset, 86_400)
     }
 
-    /// `YYYY-MM-DD` to its day number; nil when it is not a real date.
+    /// `YYYY-MM-DD` to its day number; nil when it is not a real date. Read from the bytes (the dashboard reads
+    /// every challenge's date).
     public static func parse(_ text: String) -> Int64? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
-              (1...12).contains(m), d >= 1, d <= daysIn(month: m, year: y) else { return nil }
-        return days(year: y, month: m, day: d)
+        var text = text
+        text.makeContiguousUTF8()
+        return text.utf8.withContiguousStorageIfAvailable { bytes -> Int64? in
+            guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
+            func number(_ range: Range<Int>) -> Int64? {
+                var value: Int64 = 0
+                for index in range {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int64(digit)
+                }
+                return value
+            }
+            guard let y = number(0..<4), let m = number(5..<7), let d = number(8..<10),
+                  (1...12).contains(m), d >= 1, d <= daysIn(month: m, year: y) else { return nil }
+            return days(year: y, month: m, day: d)
+        } ?? nil
     }
 
     public static func format(_ day: Int64) -> String {
@@ -95,12 +108,21 @@ public struct CoachingBook: Sendable {
     public private(set) var checkIns: [String: CheckInView] = [:]
     private var challengesOf: [String: [String]] = [:]
     private var checkInsOf: [String: [String]] = [:]
+    /// Each client's challenges as the dashboard counts them, in creation order (no strings to copy).
+    private var progressOf: [String: [ChallengeProgress]] = [:]
+    /// Each client's check-in times, in creation order (the same as time order).
+    private var checkInTimesOf: [String: [Int64]] = [:]
     /// By client, oldest first.
     private var measurementsOf: [String: [MeasurementView]] = [:]
     /// The newest goal of each client (active or not).
     private var goalOf: [String: GoalView] = [:]
-    /// Challenge ids by template id.
-    private var templates: [String: [String]] = [:]
+    /// Challenge ids by coach and template id (each coach names their own templates).
+    private var templates: [TemplateKey: [String]] = [:]
+
+    private struct TemplateKey: Hashable, Sendable {
+        var coachID: String
+        var templateID: String
+    }
 
     public init() {}
 
@@ -117,14 +139,24 @@ public struct CoachingBook: Sendable {
     /// Applies a stored or just-decided body: the item it carries replaces the one with its id.
     public mutating func apply(_ body: RecordBody) {
         if let challenge = body.challenge {
+            let progress = ChallengeProgress(challenge)
             if challenges[challenge.id] == nil {
                 challengesOf[challenge.clientId, default: []].append(challenge.id)
-                if let template = challenge.templateId { templates[template, default: []].append(challenge.id) }
+                progressOf[challenge.clientId, default: []].append(progress)
+                if let template = challenge.templateId {
+                    templates[TemplateKey(coachID: challenge.coachId, templateID: template), default: []].append(challenge.id)
+                }
+            }
+            else if let index = progressOf[challenge.clientId]?.lastIndex(where: { $0.id == challenge.id }) {
+                progressOf[challenge.clientId]![index] = progress
             }
             challenges[challenge.id] = challenge
         }
         if let checkIn = body.checkIn {
-            if checkIns[checkIn.id] == nil { checkInsOf[checkIn.clientId, default: []].append(checkIn.id) }
+            if checkIns[checkIn.id] == nil {
+                checkInsOf[checkIn.clientId, default: []].append(checkIn.id)
+                checkInTimesOf[checkIn.clientId, default: []].append(checkIn.createdAt)
+            }
             checkIns[checkIn.id] = checkIn
         }
         if let measurement = body.measurement {
@@ -149,6 +181,29 @@ public struct CoachingBook: Sendable {
         (checkInsOf[clientID] ?? []).reversed().compactMap { checkIns[$0] }
     }
 
+    /// The client's newest `count` check-ins, newest first.
+    public func newestCheckIns(of clientID: String, count: Int) -> [CheckInView] {
+        (checkInsOf[clientID] ?? []).suffix(count).reversed().compactMap { checkIns[$0] }
+    }
+
+    /// How many check-ins the client made in [from, to).
+    public func checkInCount(of clientID: String, from: Int64, to: Int64) -> Int {
+        guard let times = checkInTimesOf[clientID] else { return 0 }
+        return CoachDashboard.firstIndex(in: times, atLeast: to) - CoachDashboard.firstIndex(in: times, atLeast: from)
+    }
+
+    /// The client's challenges as the dashboard counts them, oldest first.
+    public func progress(of clientID: String) -> [ChallengeProgress] { progressOf[clientID] ?? [] }
+
+    /// The client's challenges that are not over (pending or active) as of `today`, newest first.
+    public func openChallenges(of clientID: String, today: Int64) -> [ChallengeView] {
+        (progressOf[clientID] ?? []).reversed().compactMap { progress in
+            let status = progress.status(today: today)
+            guard status == "pending" || status == "active", let challenge = challenges[progress.id] else { return nil }
+            return CoachingBook.current(challenge, today: today)
+        }
+    }
+
     /// Newest first.
     public func measurements(of clientID: String) -> [MeasurementView] { (measurementsOf[clientID] ?? []).reversed() }
 
@@ -164,9 +219,9 @@ public struct CoachingBook: Sendable {
         BodyComposition.nextEntryAllowed(after: measurementsOf[clientID]?.last?.createdAt)
     }
 
-    /// Challenges made from a template that are not over (pending or active) as of each client's `today`.
-    public func participants(template: String, today: (String) -> Int64) -> Int {
-        (templates[template] ?? []).reduce(0) { count, id in
+    /// Challenges a coach made from a template that are not over (pending or active) as of each client's `today`.
+    public func participants(coach coachID: String, template: String, today: (String) -> Int64) -> Int {
+        (templates[TemplateKey(coachID: coachID, templateID: template)] ?? []).reduce(0) { count, id in
             guard let challenge = challenges[id] else { return count }
             let status = CoachingBook.status(challenge, today: today(challenge.clientId))
             return count + (status == "pending" || status == "active" ? 1 : 0)
@@ -183,10 +238,7 @@ public struct CoachingBook: Sendable {
     }
 
     public static func status(_ challenge: ChallengeView, today: Int64) -> String {
-        guard let first = LocalDay.parse(challenge.startDate) else { return "ended" }
-        if challenge.tasks.allSatisfy({ $0.doneAt != nil }) { return "completed" }
-        if today < first { return "pending" }
-        return today > first + Int64(challenge.days) - 1 ? "ended" : "active"
+        ChallengeProgress(challenge).status(today: today)
     }
 
     // MARK: - Challenges
@@ -390,5 +442,28 @@ public struct CoachingBook: Sendable {
     static func optionalText(_ value: String?, field: String) throws(RecordError) -> String? {
         guard let value, value.contains(where: { !$0.isWhitespace }) else { return nil }
         return try text(value, field: field, max: maxTextCharacters)
+    }
+}
+
+/// A challenge reduced to what its status and the dashboard's completion rate need: its first day and which of
+/// its days are done.
+public struct ChallengeProgress: Sendable, Equatable {
+    public let id: String
+    /// The day number of day 1 (nil: a stored date this server cannot read; counted as ended).
+    public let startDay: Int64?
+    public let done: [Bool]
+
+    public init(_ challenge: ChallengeView) {
+        id = challenge.id
+        startDay = LocalDay.parse(challenge.startDate)
+        done = challenge.tasks.map { $0.doneAt != nil }
+    }
+
+    /// `pending` before day 1, `active`, `completed` once every task is done, `ended` after the last day otherwise.
+    public func status(today: Int64) -> String {
+        guard let startDay else { return "ended" }
+        if !done.contains(false) { return "completed" }
+        if today < startDay { return "pending" }
+        return today > startDay + Int64(done.count) - 1 ? "ended" : "active"
     }
 }

@@ -153,6 +153,11 @@ public struct SessionBook: Sendable {
     }
 
     /// `userID`'s sessions, in creation order.
+    /// Runs `body` on each session of `userID`, in no particular order, without gathering them first.
+    public func forEachSession(of userID: String, _ body: (Session) -> Void) {
+        for position in byUser[userID] ?? [] { body(storage[position]) }
+    }
+
     private func sessions(of userID: String) -> [Session] {
         (byUser[userID] ?? []).map { storage[$0] }
     }

@@ -25,6 +25,18 @@ public struct JSONText {
         JSONText.appendInteger(value, to: &bytes)
     }
 
+    /// A number as `JSONEncoder` writes it: the shortest form that reads back the same, without a trailing `.0`.
+    public mutating func field(_ key: StaticString, _ value: Double?) {
+        guard let value else { return }
+        open(key)
+        JSONText.appendDouble(value, to: &bytes)
+    }
+
+    static func appendDouble(_ value: Double, to bytes: inout [UInt8]) {
+        let text = value.description
+        bytes.append(contentsOf: text.hasSuffix(".0") ? text.utf8.dropLast(2) : text.utf8[...])
+    }
+
     public mutating func field(_ key: StaticString, _ value: Bool) {
         open(key)
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
@@ -337,5 +349,88 @@ extension JSONEncoder {
     /// Our own wire types always encode; a failure is a programming error.
     public func encodeToString<T: Encodable>(_ value: T) -> String {
         String(decoding: try! encode(value), as: UTF8.self)
+    }
+}
+
+// MARK: - The coach's dashboard (200 cards: JSONEncoder would take most of its time)
+
+extension GoalView {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("client_id", clientId)
+        json.field("completed_at", completedAt)
+        json.field("created_at", createdAt)
+        json.field("id", id)
+        json.field("kind", kind)
+        json.field("sex", sex)
+        json.field("start_percent", startPercent)
+        json.field("status", status)
+        json.field("target_percent", targetPercent)
+        return json.finish()
+    }
+}
+
+extension ClientCardView {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("active_challenges", json: "[" + activeChallenges.map { challenge in
+            var item = JSONText()
+            item.field("days", Int64(challenge.days))
+            item.field("done", Int64(challenge.done))
+            item.field("id", challenge.id)
+            item.field("name", challenge.name)
+            item.field("percent", Int64(challenge.percent))
+            item.field("status", challenge.status)
+            return item.finish()
+        }.joined(separator: ",") + "]")
+        json.field("client_id", clientId)
+        if let goal { json.field("goal", json: goal.jsonText) }
+        json.field("last_check_in_at", lastCheckInAt)
+        json.field("latest_weight_kg", latestWeightKg)
+        json.field("name", name)
+        if let nextSession {
+            var session = JSONText()
+            session.field("id", nextSession.id)
+            session.field("start", nextSession.start)
+            session.field("status", nextSession.status)
+            json.field("next_session", json: session.finish())
+        }
+        json.field("pending_resolutions", Int64(pendingResolutions))
+        json.field("thread_id", threadId)
+        json.field("unread", unread)
+        json.field("weight_change_kg", weightChangeKg)
+        return json.finish()
+    }
+}
+
+extension CoachAnalyticsView {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("challenge_completion_percent", challengeCompletionPercent.map(Int64.init))
+        json.field("check_ins_per_client_week", checkInsPerClientWeek)
+        json.field("clients", Int64(clients))
+        json.field("from", from)
+        json.field("meal_log_days_percent", mealLogDaysPercent.map(Int64.init))
+        json.field("session_attendance_percent", sessionAttendancePercent.map(Int64.init))
+        json.field("to", to)
+        return json.finish()
+    }
+}
+
+extension DashboardResult {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("analytics", json: analytics.jsonText)
+        json.field("clients", json: "[" + clients.map(\.jsonText).joined(separator: ",") + "]")
+        return json.finish()
+    }
+}
+
+extension ClientCardEvent {
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("card", json: card.jsonText)
+        json.field("type", type)
+        return json.finish()
     }
 }

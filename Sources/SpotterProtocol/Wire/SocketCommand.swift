@@ -34,7 +34,7 @@ public enum SocketCommand {
             SessionCreateCommand<Invite>.self, SessionCreateCommand<CallRequest>.self, SessionActCommand.self,
             SessionsCommand.self, RatingSubmitCommand.self, RatingSkipCommand.self, ChallengeCreateCommand.self,
             ChallengeCheckCommand.self, CheckInSubmitCommand.self, CheckInCommentCommand.self, MeasurementAddCommand.self,
-            GoalSetCommand.self, RecordCommand.self,
+            GoalSetCommand.self, RecordCommand.self, DashboardCommand.self, ChallengeTemplateCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

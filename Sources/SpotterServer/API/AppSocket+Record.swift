@@ -21,6 +21,12 @@ extension AppSocket {
         table.on(GoalSetCommand.self) { socket, body, id in
             socket.api.server.records.setGoal(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
         }
+        table.on(DashboardCommand.self) { socket, body, id in
+            socket.answer(id: id, socket.api.server.records.dashboard(body, by: socket.actor.userID, now: unixNow()))
+        }
+        table.on(ChallengeTemplateCommand.self) { socket, body, id in
+            socket.answer(id: id, socket.api.server.records.template(body, by: socket.actor.userID, now: unixNow()))
+        }
         table.on(RecordCommand.self) { socket, body, id in
             socket.answer(id: id, socket.api.server.records.read(body, by: socket.actor.userID, now: unixNow()))
         }

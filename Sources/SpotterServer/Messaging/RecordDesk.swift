@@ -169,6 +169,57 @@ final class RecordDesk {
         return .success(JSONText.encoder.encodeToString(result))
     }
 
+    // MARK: - The coach's dashboard
+
+    /// `dashboard`: a card per current client and the analytics over [from, to) (default: the last 30 days).
+    func dashboard(_ command: DashboardCommand, by coachID: String, now: Int64) -> Result<String, APIError> {
+        guard hub.directory?.user(id: coachID)?.role == "coach" else { return .failure(APIError(.forbidden, field: "type")) }
+        let to = command.to ?? now + 1  // up to and including this second
+        let from = command.from ?? to - CoachDashboard.defaultRange
+        guard from < to else { return .failure(APIError(.outOfRange, field: "from")) }
+        guard to - from <= CoachDashboard.maxRange else { return .failure(APIError(.outOfRange, field: "to")) }
+        let figures = CoachDashboard.sessionFigures(hub.server.sessions.book, coachID: coachID, now: now, from: from, to: to)
+        let result = CoachDashboard.make(clients: dashboardClients(ofCoach: coachID, sessions: figures, now: now), book: book,
+                                         attendance: (figures.completed, figures.missed), from: from, to: to, now: now)
+        return .success(result.jsonText)
+    }
+
+    /// `challenge.template`: the coach's clients in a challenge of the template that is not over.
+    func template(_ command: ChallengeTemplateCommand, by coachID: String, now: Int64) -> Result<String, APIError> {
+        guard let template = command.templateId else { return .failure(APIError(.missingField, field: "template_id")) }
+        guard hub.directory?.user(id: coachID)?.role == "coach" else { return .failure(APIError(.forbidden, field: "type")) }
+        let count = book.participants(coach: coachID, template: template, today: { [self] in today(of: $0, now: now) })
+        var json = JSONText()
+        json.field("template_id", template)
+        json.field("participants", Int64(count))
+        return .success(json.finish())
+    }
+
+    /// The coach's current clients as the dashboard needs them (or only `clientID`'s).
+    func dashboardClients(ofCoach coachID: String, only clientID: String? = nil, sessions: CoachDashboard.SessionFigures,
+                          now: Int64) -> [DashboardClient] {
+        let threads = hub.state.threads(of: coachID).filter {
+            $0.active && $0.coachID == coachID && (clientID == nil || $0.clientID == clientID)
+        }
+        guard !threads.isEmpty else { return [] }
+        return threads.map { thread in
+            DashboardClient(clientID: thread.clientID, threadID: thread.id, name: hub.state.names[thread.clientID],
+                            unread: thread.unread(.coach), zone: zone(of: thread.clientID), mealTimes: mealTimes[thread.no] ?? [],
+                            nextSession: sessions.next[thread.id], pendingResolutions: sessions.pending[thread.id] ?? 0)
+        }
+    }
+
+    /// Pushes the client's fresh card to their coach's sockets (not logged: `dashboard` reads it again).
+    private func pushCard(_ thread: ChatThread) {
+        let now = unixNow()
+        let sessions = CoachDashboard.sessionFigures(hub.server.sessions.book, coachID: thread.coachID, now: now, from: now, to: now)
+        guard let client = dashboardClients(ofCoach: thread.coachID, only: thread.clientID, sessions: sessions, now: now).first else {
+            return
+        }
+        let event = ClientCardEvent(card: CoachDashboard.card(client, book: book, now: now))
+        hub.broker.publishEphemeral(userID: thread.coachID, frame: event.jsonText)
+    }
+
     // MARK: - Committing
 
     typealias Reply = (Result<String, APIError>) -> Void
@@ -199,6 +250,7 @@ final class RecordDesk {
             case .success(let done):
                 reply(.success(answer))
                 for record in done { hub.publish(record) }
+                if !done.isEmpty { pushCard(thread) }
             case .failure(let error):
                 reply(.failure(error))  // the hub reloads, and the book with it
             }
