@@ -210,4 +210,40 @@ struct RecordTests {
         #expect(errorCode(try coach.command("dashboard", ["from": 100, "to": 50])) == "out_of_range")
         #expect(errorCode(try coach.command("dashboard", ["from": 0, "to": 400 * 86_400])) == "out_of_range")
     }
+
+    static func meal(_ socket: SpotterSocket, _ thread: String, _ id: String, _ name: String) throws {
+        _ = try socket.result("message.send", ["thread_id": thread, "client_message_id": id, "kind": "meal_log",
+                                               "meal": ["name": name, "ingredients": ["x"], "calories": 300, "protein_g": 20,
+                                                        "carbs_g": 30, "fats_g": 10, "meal_type": "lunch"]])
+    }
+
+    @Test func mealHistoryAndTheCoachsFeed() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let clientA = try chat.socket(chat.fixture.clientA.access)
+        let clientB = try chat.socket(chat.fixture.clientB.access)
+        let threadB = try #require(try chat.fixture.api.call("GET", "/v1/me/coach", token: chat.fixture.clientB.access).string("thread_id"))
+        try Self.meal(clientA, chat.thread, "a1", "Oats")
+        _ = try clientA.result("message.send", ["thread_id": chat.thread, "client_message_id": "t1", "text": "not a meal"])
+        try Self.meal(clientB, threadB, "b1", "Rice")  // coach Y's client
+        try Self.meal(clientA, chat.thread, "a2", "Salad")
+        try Self.meal(clientA, chat.thread, "a3", "Soup")
+
+        let coach = try chat.socket(chat.fixture.coachX.access)
+        let feed = try coach.result("meals", ["limit": 2])
+        let first = try #require(feed["meals"] as? [[String: Any]])
+        #expect(first.compactMap { ($0["meal"] as? [String: Any])?["name"] as? String } == ["Soup", "Salad"])
+        #expect(feed["has_more"] as? Bool == true && first[0]["client_id"] as? String == chat.fixture.clientA.id)
+        let next = try coach.result("meals", ["limit": 2, "before": try #require(first.last?["cursor"] as? Int)])
+        #expect((next["meals"] as? [[String: Any]])?.compactMap { ($0["meal"] as? [String: Any])?["name"] as? String } == ["Oats"])
+        #expect(next["has_more"] as? Bool == false)
+        // The client's own history; another coach's client is in neither.
+        let history = try clientA.result("meals")
+        #expect((history["meals"] as? [[String: Any]])?.map { $0["client_message_id"] as? String } == ["a3", "a2", "a1"])
+        #expect((try clientB.result("meals")["meals"] as? [[String: Any]])?.count == 1)
+        #expect(errorCode(try coach.command("meals", ["thread_id": threadB])) == "forbidden")
+        #expect(errorCode(try coach.command("meals", ["limit": 0])) == "out_of_range")
+        let admin = try chat.socket(chat.fixture.admin.access)
+        #expect(errorCode(try admin.command("meals")) == "forbidden")
+    }
 }

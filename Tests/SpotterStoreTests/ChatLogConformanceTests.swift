@@ -85,6 +85,19 @@ struct ChatLogConformanceTests {
         let history = try log.history(threadNo: 1, beforeSeq: nil, limit: 10)
         #expect(history.map(\.seq) == [4, 3, 2, 1] && history.first?.kind == .session && history.first?.ref == "s1")
         #expect(try waitFor { log.recentSends(threadNo: 1, limit: 5, completion: $0) }.map(\.seq) == [3, 2, 1])
+        // Meal logs (messages of kind 1) of several threads, newest first across them, paged by position.
+        var meal = message(1, .client, 5, "meal1")
+        meal.a = MessageKind.mealLog.rawValue
+        var otherMeal = message(2, .client, 2, "meal2")
+        otherMeal.a = MessageKind.mealLog.rawValue
+        var lastMeal = message(1, .client, 6, "meal3")
+        lastMeal.a = MessageKind.mealLog.rawValue
+        let mealPositions = try waitFor { log.append([meal, otherMeal, message(1, .coach, 7, "text"), lastMeal], completion: $0) }
+        #expect(try log.meals(threadNos: [1, 2], before: nil, limit: 10).map(\.ref) == ["meal3", "meal2", "meal1"])
+        #expect(try log.meals(threadNos: [1, 2], before: nil, limit: 2).map(\.ref) == ["meal3", "meal2"])
+        #expect(try log.meals(threadNos: [1, 2], before: mealPositions[1], limit: 10).map(\.ref) == ["meal1"])
+        #expect(try log.meals(threadNos: [2], before: nil, limit: 10).map(\.ref) == ["meal2"])
+        #expect(try log.meals(threadNos: [], before: nil, limit: 10).isEmpty)
     }
 
     @Test(arguments: try engines())

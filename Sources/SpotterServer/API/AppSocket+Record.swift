@@ -1,6 +1,9 @@
+import FoundationEssentials
+import SpotterCore
 import SpotterProtocol
 
-/// The coaching record on the live socket: challenges, check-ins, measurements and goals (`RecordDesk`).
+/// The coaching record on the live socket: challenges, check-ins, measurements and goals (`RecordDesk`), the
+/// coach's dashboard, and meal histories and feeds.
 extension AppSocket {
     static func registerRecordCommands(_ table: inout CommandTable) {
         table.on(ChallengeCreateCommand.self) { socket, body, id in
@@ -27,8 +30,42 @@ extension AppSocket {
         table.on(ChallengeTemplateCommand.self) { socket, body, id in
             socket.answer(id: id, socket.api.server.records.template(body, by: socket.actor.userID, now: unixNow()))
         }
+        table.on(MealsCommand.self) { socket, body, id in socket.meals(body, id: id) }
         table.on(RecordCommand.self) { socket, body, id in
             socket.answer(id: id, socket.api.server.records.read(body, by: socket.actor.userID, now: unixNow()))
+        }
+    }
+
+    /// `meals`: the client's meal history, or the coach's feed across every current client, from the log.
+    func meals(_ command: MealsCommand, id: String) {
+        let limit = command.limit ?? 20
+        guard (1...100).contains(limit) else { return reply(id: id, error: APIError(.outOfRange, field: "limit")) }
+        let threads: [ChatThread]
+        if let threadID = command.threadId {
+            do {
+                threads = [try hub.state.participant(threadID, actor.userID).0]
+            } catch {
+                return reply(id: id, error: error)
+            }
+        } else if actor.role == .client {
+            threads = hub.state.threads(of: actor.userID).filter { $0.clientID == actor.userID }
+        } else if actor.role == .coach {
+            threads = hub.state.threads(of: actor.userID).filter { $0.coachID == actor.userID && $0.active }
+        } else {
+            return reply(id: id, error: APIError(.forbidden, field: "type"))
+        }
+        let byNo = Dictionary(uniqueKeysWithValues: threads.map { ($0.no, (id: $0.id, client: $0.clientID)) })
+        let log = hub.log
+        let before = command.before
+        runAndReply(id: id) { () -> MealsResult in
+            let page = try log.meals(threadNos: Array(byNo.keys), before: before, limit: limit + 1)
+            let decoder = JSONDecoder()
+            return MealsResult(meals: page.prefix(limit).compactMap { record in
+                guard let thread = byNo[record.threadNo], let body = record.body,
+                      let meal = try? decoder.decode(MealLog.self, from: Data(body.utf8)) else { return nil }
+                return MealEntry(threadId: thread.id, clientId: thread.client, seq: record.seq, cursor: record.pos,
+                                 clientMessageId: record.ref ?? "", createdAt: record.at, meal: meal)
+            }, hasMore: page.count > limit)
         }
     }
 }

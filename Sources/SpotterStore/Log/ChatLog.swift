@@ -384,6 +384,22 @@ public final class ChatLog: Sendable {
         }
     }
 
+    /// Meal logs of these threads before position `before` (nil: from the newest), newest first, at most `limit`:
+    /// each thread's newest through the partial index `log_meal`, merged (a page reads at most `limit` per thread).
+    public func meals(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0, !threadNos.isEmpty else { return [] }
+        return try store.writer.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT * FROM log WHERE threadNo = ? AND kind = 0 AND a = 1 AND pos < ? ORDER BY pos DESC LIMIT ?
+                """)
+            var found: [ChatRecord] = []
+            for no in threadNos {
+                found += try Row.fetchAll(statement, arguments: [no, before ?? Int64.max, limit]).map(ChatLog.record)
+            }
+            return Array(found.sorted { $0.pos > $1.pos }.prefix(limit))
+        }
+    }
+
     /// Messages of the thread with seq < `beforeSeq` (nil: from the newest), newest first, at most `limit`:
     /// people's messages and the server's system messages about sessions (`ChatRecord.isThreadMessage`).
     public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {

@@ -24,6 +24,7 @@ public protocol ChatLogEngine: AnyObject, Sendable {
     func load() throws -> LoadedChat
     func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord]
     func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord]
+    func meals(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord]
 }
 
 extension ChatLog: ChatLogEngine {}
