@@ -3,6 +3,7 @@ import Testing
 import SpotterCore
 import SpotterStore
 import TestSupport
+import WebSocket
 
 @Suite("Accounts API", .serialized)
 struct AccountsAPITests {
@@ -271,5 +272,49 @@ struct AccountsAPITests {
         #expect(try api.call("POST", "/v1/auth/signin", ["email": "keep@example.com", "password": "secret1"]).status == 200)
         #expect(try api.call("POST", "/v1/auth/refresh", ["refresh_token": session.refresh]).status == 200)
         #expect(try api.call("GET", "/v1/me", token: session.access).status == 200)  // same secret in tests
+    }
+
+    @Test func aPasswordChangeNeedsTheOldOneAndSignsOutEveryOtherSession() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let here = try api.signUp(role: "client", name: "Sara", email: "pw@example.com", password: "secret1")
+        let phone = try api.call("POST", "/v1/auth/signin", ["email": "pw@example.com", "password": "secret1"])
+        let phoneToken = try #require(phone.string("access_token")), phoneRefresh = try #require(phone.string("refresh_token"))
+        let phoneSocket = try SpotterSocket(port: server.port, token: phoneToken)
+
+        func change(_ fields: [String: Any]) throws -> APIResponse { try api.call("PUT", "/v1/me/password", fields, token: here.access) }
+        let wrong = try change(["current_password": "nope123", "new_password": "better1", "new_password_confirmation": "better1"])
+        #expect(wrong.status == 401 && wrong.errorCode == "invalid_credentials" && wrong.errorField == "current_password")
+        #expect(try change(["current_password": "secret1", "new_password": "abc", "new_password_confirmation": "abc"]).errorCode == "password_too_short")
+        #expect(try change(["current_password": "secret1", "new_password": "better1", "new_password_confirmation": "better2"]).errorCode == "password_mismatch")
+        #expect(try change(["new_password": "better1", "new_password_confirmation": "better1"]).errorCode == "missing_field")
+        // Nothing changed by the refusals: the phone's session is still alive.
+        #expect(try api.call("GET", "/v1/me", token: phoneToken).status == 200)
+
+        #expect(try change(["current_password": "secret1", "new_password": "better1", "new_password_confirmation": "better1"]).status == 204)
+        // The other session is over at once: its socket closes with 4003, its tokens are refused.
+        #expect(try phoneSocket.ws.awaitClose() == .some(CloseCode(4003)))
+        #expect(try api.call("GET", "/v1/me", token: phoneToken).errorCode == "session_revoked")
+        #expect(try api.call("POST", "/v1/auth/refresh", ["refresh_token": phoneRefresh]).errorCode == "refresh_token_invalid")
+        // This session goes on; the new password signs in, the old one no longer does.
+        #expect(try api.call("GET", "/v1/me", token: here.access).status == 200)
+        #expect(try api.call("POST", "/v1/auth/refresh", ["refresh_token": here.refresh]).status == 200)
+        #expect(try api.call("POST", "/v1/auth/signin", ["email": "pw@example.com", "password": "better1"]).status == 200)
+        #expect(try api.call("POST", "/v1/auth/signin", ["email": "pw@example.com", "password": "secret1"]).errorCode == "invalid_credentials")
+    }
+
+    @Test func aNewNameIsWhatPeersSee() throws {
+        let fixture = try CoachingFixture()
+        defer { fixture.server.stop() }
+        let api = fixture.api
+        let renamed = try api.call("PUT", "/v1/me", ["full_name": "  Amal Saleh "], token: fixture.clientA.access)
+        #expect(renamed.status == 200 && renamed.string("full_name") == "Amal Saleh")
+        #expect(try api.call("PUT", "/v1/me", ["full_name": " "], token: fixture.clientA.access).errorCode == "invalid_name")
+        #expect(try api.call("GET", "/v1/me", token: fixture.clientA.access).string("full_name") == "Amal Saleh")
+        // The coach's conversation list names the client by the new name.
+        let coach = try SpotterSocket(port: fixture.server.port, token: fixture.coachX.access)
+        let threads = try coach.result("threads")["threads"] as? [[String: Any]]
+        #expect(threads?.contains { $0["peer_name"] as? String == "Amal Saleh" } == true)
     }
 }

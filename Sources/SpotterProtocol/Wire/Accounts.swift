@@ -150,13 +150,33 @@ public struct SessionResponse: Codable, Sendable, Equatable {
 public struct ProfileRequest: Codable, Sendable, Equatable {
     public var language: String?
     public var timeZone: String?
-    public init(language: String?, timeZone: String?) {
+    public var fullName: String?
+    public init(language: String?, timeZone: String?, fullName: String? = nil) {
         self.language = language
         self.timeZone = timeZone
+        self.fullName = fullName
     }
     enum CodingKeys: String, CodingKey, CaseIterable {
         case language
         case timeZone = "time_zone"
+        case fullName = "full_name"
+    }
+}
+
+/// `PUT /v1/me/password`: the current password, and the new one twice. Every other session is signed out.
+public struct PasswordChangeRequest: Codable, Sendable, Equatable {
+    public var currentPassword: String?
+    public var newPassword: String?
+    public var newPasswordConfirmation: String?
+    public init(currentPassword: String?, newPassword: String?, newPasswordConfirmation: String?) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+        self.newPasswordConfirmation = newPasswordConfirmation
+    }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case currentPassword = "current_password"
+        case newPassword = "new_password"
+        case newPasswordConfirmation = "new_password_confirmation"
     }
 }
 

@@ -217,22 +217,63 @@ extension API {
     /// `PUT /v1/me`: the language and/or the time zone, checked, saved together; answers the user.
     func updateProfile(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         let body = try JSON.decode(ProfileRequest.self, from: request.body)
-        guard body.language != nil || body.timeZone != nil else { throw APIError(.missingField, field: "time_zone") }
+        guard body.language != nil || body.timeZone != nil || body.fullName != nil else {
+            throw APIError(.missingField, field: "time_zone")
+        }
         let chosen = try body.language.map { raw throws(APIError) in
             guard let chosen = Language(rawValue: raw) else { throw APIError(.badRequest, field: "language") }
             return chosen
         }
         let timeZone = try body.timeZone.map { raw throws(APIError) in try TimeZoneRules.check(raw) }
-        saveProfile(actor, language: chosen, timeZone: timeZone, answerIn: chosen ?? language, respond)
+        let name = try body.fullName.map { raw throws(APIError) in try AccountRules.normalizeName(raw) }
+        saveProfile(actor, language: chosen, timeZone: timeZone, fullName: name, answerIn: chosen ?? language, respond)
     }
 
-    /// Saves the checked language and/or time zone in one write and answers with the user as stored.
-    private func saveProfile(_ actor: Actor, language: Language?, timeZone: String?, answerIn: Language,
+    /// Saves the checked language, time zone and/or name in one write and answers with the user as stored. A new
+    /// name is what the user's peers see from then on (thread events, lists).
+    private func saveProfile(_ actor: Actor, language: Language?, timeZone: String?, fullName: String? = nil, answerIn: Language,
                              _ respond: @escaping Respond) {
         let services = self.services
-        run(answerIn, respond) { () -> UserView in
-            try services.accounts.updateProfile(userID: actor.userID, language: language?.rawValue, timeZone: timeZone).view
-        }
+        server.loop.runBlocking({
+            blockingResult { try services.accounts.updateProfile(userID: actor.userID, language: language?.rawValue,
+                                                                 timeZone: timeZone, fullName: fullName).view }
+        }, then: { [self] result in
+            if case .success = result, let fullName { server.hub.state.setName(fullName, for: actor.userID) }
+            API.answer(status: 200, answerIn, respond)(result)
+        })
+    }
+
+    /// `PUT /v1/me/password`: the current password is checked (on the hashing threads, limited like sign-ins), the
+    /// new one stored, and every other session of the user signed out at once (their sockets close with 4003).
+    func changePassword(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        let body = try JSON.decode(PasswordChangeRequest.self, from: request.body)
+        guard let current = body.currentPassword, !current.isEmpty else { throw APIError(.missingField, field: "current_password") }
+        guard let new = body.newPassword else { throw APIError(.missingField, field: "new_password") }
+        try AccountRules.checkPassword(new, confirmation: body.newPasswordConfirmation ?? "")
+        let session = try verify(bearerToken(request)).claims.sessionID
+        let key = "user:" + actor.userID
+        try limit(&failuresByAccount, key, check: true)
+        let services = self.services
+        hashing({
+            blockingResult { () -> [RevokedSession] in
+                let stored = try services.accounts.passwordHash(userID: actor.userID)
+                guard services.hasher.verify(current, encoded: stored ?? API.decoyHash), stored != nil else {
+                    throw APIError(.invalidCredentials, field: "current_password")
+                }
+                return try services.accounts.changePassword(userID: actor.userID, hash: services.hasher.hash(new),
+                                                            keep: session, now: unixNow())
+            }
+        }, then: { [self] result in
+            switch result {
+            case .success(let revoked):
+                failuresByAccount.reset(key)
+                for session in revoked { sessionRevoked(session) }
+                respond(HTTPResponse(status: 204))
+            case .failure(let error):
+                if error.code == .invalidCredentials { _ = failuresByAccount.attempt(key, now: unixNow()) }
+                respond(.apiError(error, language))
+            }
+        })
     }
 
     /// Counts an attempt (or, with `check`, only looks) and refuses with 429 past the limit.

@@ -113,6 +113,7 @@ final class API {
         Endpoint("GET", "me") { $0.me($1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/language") { try $0.setLanguage($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me") { try $0.updateProfile($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("PUT", "me/password") { try $0.changePassword($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "coaches") { $0.listCoaches($1.language, $1.respond) },
         Endpoint("GET", "me/coach") { try $0.myCoach($1.signedIn, $1.language, $1.respond) },

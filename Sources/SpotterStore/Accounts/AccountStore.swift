@@ -111,13 +111,15 @@ public struct AccountStore: Sendable {
         try updateProfile(userID: userID, language: language, timeZone: nil)
     }
 
-    /// Sets the preferred language and/or the time zone (an IANA name, checked by the caller) in one
-    /// transaction; returns the user as stored. Throws `.notFound` for an unknown user.
+    /// Sets the preferred language, the time zone (an IANA name) and/or the name (both checked by the caller) in
+    /// one transaction; returns the user as stored. Throws `.notFound` for an unknown user.
     @discardableResult
-    public func updateProfile(userID: String, language: String?, timeZone: String?) throws -> UserRecord {
+    public func updateProfile(userID: String, language: String?, timeZone: String?, fullName: String? = nil) throws -> UserRecord {
         try write({ db -> UserRecord in
-            try db.execute(sql: #"UPDATE "user" SET language = COALESCE(?, language), timeZone = COALESCE(?, timeZone) WHERE id = ?"#,
-                           arguments: [language, timeZone, userID])
+            try db.execute(sql: #"""
+                UPDATE "user" SET language = COALESCE(?, language), timeZone = COALESCE(?, timeZone),
+                                  fullName = COALESCE(?, fullName) WHERE id = ?
+                """#, arguments: [language, timeZone, fullName, userID])
             if db.changesCount == 0 { throw AccountStoreError.notFound }
             guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
             return user
@@ -176,6 +178,26 @@ public struct AccountStore: Sendable {
                 INSERT INTO refreshToken (tokenHash, userId, familyId, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)
                 """, arguments: [newHash, userID, familyID, now, newExpiresAt])
             return .rotated(userID: userID, familyID: familyID)
+        }
+    }
+
+    /// The stored password hash of a user (the directory keeps none); nil for an unknown user or one without a
+    /// password (phone sign-in only).
+    public func passwordHash(userID: String) throws -> String? {
+        try read { db in try String.fetchOne(db, sql: #"SELECT passwordHash FROM "user" WHERE id = ?"#, arguments: [userID]) }
+    }
+
+    /// Replaces the password hash and, in the same transaction, revokes every session of the user but `keep`
+    /// (a password change signs out every other device). Returns the sessions revoked.
+    public func changePassword(userID: String, hash: String, keep familyID: String, now: Int64) throws -> [RevokedSession] {
+        try write { db in
+            try db.execute(sql: #"UPDATE "user" SET passwordHash = ? WHERE id = ?"#, arguments: [hash, userID])
+            if db.changesCount == 0 { throw AccountStoreError.notFound }
+            let families = try String.fetchAll(db, sql: """
+                SELECT DISTINCT familyId FROM refreshToken WHERE userId = ? AND familyId != ? AND revokedAt IS NULL
+                """, arguments: [userID, familyID])
+            for family in families { try revoke(familyID: family, now: now, db) }
+            return families.map { RevokedSession(userID: userID, familyID: $0, revokedAt: now) }
         }
     }
 
