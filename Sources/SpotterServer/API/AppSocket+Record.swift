@@ -6,24 +6,12 @@ import SpotterProtocol
 /// coach's dashboard, and meal histories and feeds.
 extension AppSocket {
     static func registerRecordCommands(_ table: inout CommandTable) {
-        table.on(ChallengeCreateCommand.self) { socket, body, id in
-            socket.api.server.records.createChallenge(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
-        }
-        table.on(ChallengeCheckCommand.self) { socket, body, id in
-            socket.api.server.records.checkTask(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
-        }
-        table.on(CheckInSubmitCommand.self) { socket, body, id in
-            socket.api.server.records.submitCheckIn(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
-        }
-        table.on(CheckInCommentCommand.self) { socket, body, id in
-            socket.api.server.records.comment(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
-        }
-        table.on(MeasurementAddCommand.self) { socket, body, id in
-            socket.api.server.records.addMeasurement(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
-        }
-        table.on(GoalSetCommand.self) { socket, body, id in
-            socket.api.server.records.setGoal(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
-        }
+        changes(&table, ChallengeCreateCommand.self, RecordDesk.createChallenge)
+        changes(&table, ChallengeCheckCommand.self, RecordDesk.checkTask)
+        changes(&table, CheckInSubmitCommand.self, RecordDesk.submitCheckIn)
+        changes(&table, CheckInCommentCommand.self, RecordDesk.comment)
+        changes(&table, MeasurementAddCommand.self, RecordDesk.addMeasurement)
+        changes(&table, GoalSetCommand.self, RecordDesk.setGoal)
         table.on(DashboardCommand.self) { socket, body, id in
             socket.answer(id: id, socket.api.server.records.dashboard(body, by: socket.actor.userID, now: unixNow()))
         }
@@ -33,6 +21,16 @@ extension AppSocket {
         table.on(MealsCommand.self) { socket, body, id in socket.meals(body, id: id) }
         table.on(RecordCommand.self) { socket, body, id in
             socket.answer(id: id, socket.api.server.records.read(body, by: socket.actor.userID, now: unixNow()))
+        }
+    }
+
+    /// A change of the record: the desk's rule for it, run as the socket's user now, replying to the frame's id.
+    private static func changes<C: SocketCommandBody>(
+        _ table: inout CommandTable, _ type: C.Type,
+        _ rule: @escaping @Sendable (RecordDesk) -> (C, String, Int64, @escaping RecordDesk.Reply) -> Void
+    ) {
+        table.on(type) { socket, body, id in
+            rule(socket.api.server.records)(body, socket.actor.userID, unixNow(), socket.replier(id: id))
         }
     }
 
