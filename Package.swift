@@ -74,10 +74,13 @@ let package = Package(
             ]
         ),
 
+        // Sign-in codes through an SMS gateway's HTTP API: the one module that links Foundation's networking.
+        .target(name: "SpotterSMS", dependencies: ["SpotterServer"]),
+
         .executableTarget(
             name: "spotter",
             dependencies: [
-                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol",
+                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -148,7 +151,7 @@ let package = Package(
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore"]),
         .testTarget(
             name: "SpotterServerTests",
-            dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore"]
+            dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS"]
         ),
     ]
 )

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Logging
 import SpotterCore
+import FoundationEssentials
 import SpotterServer
+import SpotterSMS
 import SpotterStore
 
 #if canImport(Glibc)
@@ -160,6 +162,22 @@ struct Serve: ParsableCommand {
     @Flag(help: "Ratings: clients are asked to rate their coach after every 10th message and each completed video session. [env: SPOTTER_RATINGS=1]")
     var ratings = false
 
+    @Option(name: .customLong("sms-gateway-url"), help: ArgumentHelp("""
+        Send phone sign-in codes by POSTing JSON ({"to","code","text"}) to this SMS gateway URL (http or https); \
+        the bearer token comes from SPOTTER_SMS_GATEWAY_TOKEN only. Without it codes go to the log at debug level. \
+        [env: SPOTTER_SMS_GATEWAY_URL]
+        """, valueName: "url"))
+    var smsGatewayURL: String?
+
+    /// The SMS gateway sender, when one is configured.
+    func makeOTPSender() throws -> (any OTPSender)? {
+        guard let text = smsGatewayURL ?? env("SPOTTER_SMS_GATEWAY_URL") else { return nil }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            throw ValidationError("the SMS gateway URL must be an http or https URL, got '\(text)'")
+        }
+        return HTTPOTPSender(url: url, token: env("SPOTTER_SMS_GATEWAY_TOKEN"))
+    }
+
     func makeConfig() throws -> ServerConfig {
         var config = ServerConfig()
         config.host = host ?? env("SPOTTER_HOST") ?? config.host
@@ -215,7 +233,11 @@ struct Serve: ParsableCommand {
             .recordingStart(version: Server.version, at: Int64(time(nil)))
         var configured = config
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
-        let server = Server(config: configured, store: store, logger: logger)
+        let sender = try makeOTPSender()
+        let server = Server(config: configured, store: store, logger: logger, otpSender: sender)
+        if let sender = sender as? HTTPOTPSender {
+            logger.info("sign-in codes go to the SMS gateway", metadata: ["host": "\(sender.url.host ?? "")"])
+        }
         if config.development { logger.warning("development mode: phone codes in replies, /v1/dev/reset-limits open") }
         try server.start(handleSignals: true)
         server.run()

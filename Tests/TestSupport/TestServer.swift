@@ -17,8 +17,9 @@ public final class TestServer: @unchecked Sendable {
     /// (port 0, echo on, cheap password hashing, a fixed token secret) on an
     /// in-memory database, or on `dataDirectory` when given.
     /// With `logOTPCodes`, codes go to the server's log sender (as in a
-    /// deployment without SMS) instead of `otp`.
-    public init(dataDirectory: String? = nil, logOTPCodes: Bool = false, _ configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    /// deployment without SMS) instead of `otp`; with `otpSender`, to that sender.
+    public init(dataDirectory: String? = nil, logOTPCodes: Bool = false, otpSender: (any OTPSender)? = nil,
+                _ configure: (inout ServerConfig) -> Void = { _ in }) throws {
         var config = ServerConfig()
         config.port = 0
         config.echoEnabled = true
@@ -31,7 +32,7 @@ public final class TestServer: @unchecked Sendable {
         self.store = store
         var logger = Logger(label: "spotter.test")
         logger.logLevel = .warning
-        server = Server(config: config, store: store, logger: logger, otpSender: logOTPCodes ? nil : otp)
+        server = Server(config: config, store: store, logger: logger, otpSender: logOTPCodes ? nil : otpSender ?? otp)
         try server.start()
         let server = self.server
         let finished = self.finished
