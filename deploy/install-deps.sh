@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system libraries Spotter builds against, if any is missing:
-# libuv, OpenSSL and SQLite development files, pkg-config to find them, and
-# tzdata (session times in each user's time zone).
+# libuv, OpenSSL and SQLite development files, pkg-config to find them,
+# tzdata (session times in each user's time zone) and libcurl (SMS gateway).
 # Debian 12; runs apt-get as root, or through sudo when not root.
 set -euo pipefail
 
@@ -13,6 +13,8 @@ for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev; do
     if ! pkg-config --exists "$module" 2>/dev/null; then missing+=("$package"); fi
 done
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# libcurl: Foundation's networking (the SMS gateway sender) loads it at run time.
+compgen -G '/usr/lib/*/libcurl.so.4' >/dev/null || compgen -G '/lib/*/libcurl.so.4' >/dev/null || missing+=(libcurl4)
 # The IANA time zone database: session times are shown in each user's zone.
 [ -e /usr/share/zoneinfo/America/New_York ] || missing+=(tzdata)
 
