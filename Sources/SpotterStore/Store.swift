@@ -143,6 +143,19 @@ public final class Store: Sendable {
                 CREATE INDEX log_meal ON log(threadNo, pos) WHERE kind = 0 AND a = 1;
                 """)
         }
+        // Keys of the server-to-server API: only their SHA-256 is kept; a revoked key stays, with its time.
+        migrator.registerMigration("v12-api-keys") { db in
+            try db.execute(sql: """
+                CREATE TABLE apiKey (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    keyHash TEXT NOT NULL UNIQUE,
+                    createdBy TEXT NOT NULL,
+                    createdAt INTEGER NOT NULL,
+                    revokedAt INTEGER
+                );
+                """)
+        }
         return migrator
     }()
 

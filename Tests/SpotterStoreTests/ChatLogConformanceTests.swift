@@ -98,6 +98,12 @@ struct ChatLogConformanceTests {
         #expect(try log.meals(threadNos: [1, 2], before: mealPositions[1], limit: 10).map(\.ref) == ["meal1"])
         #expect(try log.meals(threadNos: [2], before: nil, limit: 10).map(\.ref) == ["meal2"])
         #expect(try log.meals(threadNos: [], before: nil, limit: 10).isEmpty)
+        // A client's sends since a time count their own messages only, not a service's system messages.
+        let before = try waitFor { log.sendsSince(threadNos: [1, 2], side: .client, since: 0, completion: $0) }
+        var system = message(1, .client, 8, "svc-1")
+        system.a = MessageKind.system.rawValue
+        _ = try waitFor { log.append([system], completion: $0) }
+        #expect(try waitFor { log.sendsSince(threadNos: [1, 2], side: .client, since: 0, completion: $0) } == before)
     }
 
     @Test(arguments: try engines())

@@ -76,6 +76,12 @@ extension OTPStartRequest: KnownFields {
 extension OTPVerifyRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
+extension APIKeyRequest: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
+extension SystemMessageRequest: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
 extension PasswordChangeRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }

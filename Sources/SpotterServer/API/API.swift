@@ -134,6 +134,13 @@ final class API {
             try $0.download($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
         },
         Endpoint("GET", "admin/coaches/*/ratings") { try $0.coachRatings($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "admin/api-keys") { try $0.createAPIKey($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "admin/api-keys") { try $0.listAPIKeys($1.signedIn, $1.language, $1.respond) },
+        Endpoint("DELETE", "admin/api-keys/*") { try $0.revokeAPIKey($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        // A service's call: its API key is checked by the handler (it is not a user's token).
+        Endpoint("POST", "threads/*/system-messages", auth: false) {
+            try $0.postSystemMessage($1.parameters[0], $1.request, $1.language, $1.respond)
+        },
         Endpoint("GET", "admin/users/*/usage") { try $0.usage($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "admin/provision", provisioningOnly: true) { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "dev/reset-limits", auth: false, developmentOnly: true) { api, call in api.resetLimits(call.respond) },

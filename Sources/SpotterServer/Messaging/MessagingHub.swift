@@ -226,7 +226,9 @@ final class MessagingHub {
         // A client's send counts against the month's messages (`--tiers`): the check and the charge are made
         // in this one step, once the send is known to be new (a retry is never charged).
         // One directory read for both (only when a feature needs the sender's account).
-        let user = server.config.tiers || server.config.ratings ? directory?.user(id: request.sender) : nil
+        // A service's system message is neither charged nor counted toward rating prompts.
+        let user = (server.config.tiers || server.config.ratings) && request.kind != .system
+            ? directory?.user(id: request.sender) : nil
         let meter = meter(user, now: request.now)
         let rated = asksForRatings(user)
         if (meter != nil && !quotas.isLoaded(request.sender)) || (rated && sentEver[request.sender] == nil) {

@@ -253,14 +253,14 @@ public final class ChatLog: Sendable {
         }, completion: completion)
     }
 
-    /// How many messages `side` wrote at or after `since` (Unix seconds) in these threads, read after every
+    /// How many messages `side` wrote (system messages of services aside) at or after `since` (Unix seconds) in these threads, read after every
     /// append made before this call (a client's monthly message count, `--tiers`).
     public func sendsSince(threadNos: [Int64], side: Side, since: Int64,
                            completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         writer.submit({ db in
             var count = 0
             let statement = try db.cachedStatement(sql: """
-                SELECT COUNT(*) FROM log WHERE threadNo = ? AND kind = 0 AND side = ? AND at >= ?
+                SELECT COUNT(*) FROM log WHERE threadNo = ? AND kind = 0 AND a != 2 AND side = ? AND at >= ?
                 """)
             for no in threadNos {
                 count += try Int.fetchOne(statement, arguments: [no, side.rawValue, since]) ?? 0

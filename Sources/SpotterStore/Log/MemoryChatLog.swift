@@ -92,7 +92,9 @@ public final class MemoryChatLog: ChatLogEngine {
                            completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let wanted = Set(threadNos)
         let count = state.withLock { state in
-            state.records.filter { wanted.contains($0.threadNo) && $0.kind == .message && $0.side == side && $0.at >= since }.count
+            state.records.filter {
+                wanted.contains($0.threadNo) && $0.kind == .message && $0.a != MessageKind.system.rawValue && $0.side == side && $0.at >= since
+            }.count
         }
         completion(.success(count))
     }

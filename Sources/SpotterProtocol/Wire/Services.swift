@@ -1,0 +1,58 @@
+import FoundationEssentials
+
+// The server-to-server API: the app's other services (a workout planner, a tracker) post system messages into a
+// thread with an API key an admin made.
+
+/// `POST /v1/admin/api-keys`: a name for the key (1–100 characters), so admins know which service holds it.
+public struct APIKeyRequest: Codable, Sendable, Equatable {
+    public var name: String?
+    public init(name: String?) { self.name = name }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name }
+}
+
+/// A key as admins see it; `key` only in the answer that made it (it is not stored, only its SHA-256).
+public struct APIKeyView: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var key: String?
+    public var createdBy: String
+    public var createdAt: Int64
+    public var revokedAt: Int64?
+    public init(id: String, name: String, key: String?, createdBy: String, createdAt: Int64, revokedAt: Int64?) {
+        self.id = id
+        self.name = name
+        self.key = key
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+    enum CodingKeys: String, CodingKey {
+        case id, name, key
+        case createdBy = "created_by"
+        case createdAt = "created_at"
+        case revokedAt = "revoked_at"
+    }
+}
+
+public struct APIKeyList: Codable, Sendable, Equatable {
+    public var keys: [APIKeyView]
+    public init(keys: [APIKeyView]) { self.keys = keys }
+}
+
+/// `POST /v1/threads/{id}/system-messages` (a service, with an API key): a system message in the thread, on the
+/// side of `side` (`client`, the default: the coach gets it unread; or `coach`), idempotent by
+/// `client_message_id` (a retry returns the original).
+public struct SystemMessageRequest: Codable, Sendable, Equatable {
+    public var clientMessageId: String?
+    public var text: String?
+    public var side: String?
+    public init(clientMessageId: String?, text: String?, side: String?) {
+        self.clientMessageId = clientMessageId
+        self.text = text
+        self.side = side
+    }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case text, side
+        case clientMessageId = "client_message_id"
+    }
+}
