@@ -4,7 +4,8 @@ import FoundationNetworking  // URLSession on Linux (libcurl): HTTPS to the gate
 #endif
 import SpotterServer
 
-/// Sends sign-in codes through an SMS gateway's HTTP API: one `POST` of JSON to the configured URL,
+/// Sends one-time codes through a gateway's HTTP API (an SMS gateway for sign-in codes, a mail gateway for
+/// codes confirming a new email address): one `POST` of JSON to the configured URL,
 ///
 ///     {"to":"+966551234567","code":"482913","text":"Your Spotter code is 482913 …"}
 ///
@@ -31,8 +32,8 @@ public struct HTTPOTPSender: OTPSender {
 
         public var description: String {
             switch self {
-            case .status(let status): return "the SMS gateway answered \(status)"
-            case .transport(let reason): return "the SMS gateway could not be reached: \(reason)"
+            case .status(let status): return "the gateway answered \(status)"
+            case .transport(let reason): return "the gateway could not be reached: \(reason)"
             }
         }
     }

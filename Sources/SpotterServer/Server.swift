@@ -46,7 +46,9 @@ public final class Server: @unchecked Sendable {
     /// - Parameters:
     ///   - store: the database, opened by the caller before the loop runs.
     ///   - otpSender: where sign-in codes go; the default writes them to the log.
-    public init(config: ServerConfig, store: Store, logger: Logger = Logger(label: "spotter"), otpSender: (any OTPSender)? = nil) {
+    ///   - emailSender: where codes confirming a new email address go; the default writes them to the log.
+    public init(config: ServerConfig, store: Store, logger: Logger = Logger(label: "spotter"), otpSender: (any OTPSender)? = nil,
+                emailSender: (any OTPSender)? = nil) {
         self.config = config
         self.store = store
         self.logger = logger
@@ -69,9 +71,11 @@ public final class Server: @unchecked Sendable {
                 : config.dataDirectory + "/attachments"),
             hasher: PasswordHasher(logN: config.passwordHashLogN),
             signer: AccessTokenSigner(secret: secret), otpSender: otpSender ?? LogOTPSender(logger: logger),
+            emailSender: emailSender ?? LogOTPSender(logger: logger, channel: "email"),
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),
-            revealOTPCodes: config.development && otpSender == nil)
+            revealOTPCodes: config.development && otpSender == nil,
+            revealEmailCodes: config.development && emailSender == nil)
         // Access tokens of sessions revoked before a restart must stay refused.
         var revoked: [RevokedSession] = []
         do {

@@ -156,6 +156,20 @@ public final class Store: Sendable {
                 );
                 """)
         }
+        // The profile: a user's avatar (the SHA-256 of an image kept with the attachments) and an email change
+        // waiting for its code (one per user; the old address signs in until the new one is confirmed).
+        migrator.registerMigration("v13-profile") { db in
+            try db.execute(sql: """
+                ALTER TABLE "user" ADD COLUMN avatar TEXT;
+                CREATE TABLE emailChange (
+                    userId TEXT PRIMARY KEY,
+                    email TEXT NOT NULL,
+                    codeDigest TEXT NOT NULL,
+                    issuedAt INTEGER NOT NULL,
+                    failedAttempts INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }()
 

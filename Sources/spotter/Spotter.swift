@@ -169,13 +169,29 @@ struct Serve: ParsableCommand {
         """, valueName: "url"))
     var smsGatewayURL: String?
 
+    @Option(name: .customLong("email-gateway-url"), help: ArgumentHelp("""
+        Send the codes that confirm a new email address by POSTing the same JSON ({"to","code","text"}, "to" being \
+        the address) to this mail gateway URL (http or https); the bearer token comes from \
+        SPOTTER_EMAIL_GATEWAY_TOKEN only. Without it codes go to the log at debug level. [env: SPOTTER_EMAIL_GATEWAY_URL]
+        """, valueName: "url"))
+    var emailGatewayURL: String?
+
     /// The SMS gateway sender, when one is configured.
     func makeOTPSender() throws -> (any OTPSender)? {
-        guard let text = smsGatewayURL ?? env("SPOTTER_SMS_GATEWAY_URL") else { return nil }
+        try gatewaySender(smsGatewayURL ?? env("SPOTTER_SMS_GATEWAY_URL"), "SMS", token: env("SPOTTER_SMS_GATEWAY_TOKEN"))
+    }
+
+    /// The mail gateway sender, when one is configured.
+    func makeEmailSender() throws -> (any OTPSender)? {
+        try gatewaySender(emailGatewayURL ?? env("SPOTTER_EMAIL_GATEWAY_URL"), "email", token: env("SPOTTER_EMAIL_GATEWAY_TOKEN"))
+    }
+
+    private func gatewaySender(_ text: String?, _ name: String, token: String?) throws -> HTTPOTPSender? {
+        guard let text else { return nil }
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-            throw ValidationError("the SMS gateway URL must be an http or https URL, got '\(text)'")
+            throw ValidationError("the \(name) gateway URL must be an http or https URL, got '\(text)'")
         }
-        return HTTPOTPSender(url: url, token: env("SPOTTER_SMS_GATEWAY_TOKEN"))
+        return HTTPOTPSender(url: url, token: token)
     }
 
     func makeConfig() throws -> ServerConfig {
@@ -234,9 +250,13 @@ struct Serve: ParsableCommand {
         var configured = config
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
         let sender = try makeOTPSender()
-        let server = Server(config: configured, store: store, logger: logger, otpSender: sender)
+        let emailSender = try makeEmailSender()
+        let server = Server(config: configured, store: store, logger: logger, otpSender: sender, emailSender: emailSender)
         if let sender = sender as? HTTPOTPSender {
             logger.info("sign-in codes go to the SMS gateway", metadata: ["host": "\(sender.url.host ?? "")"])
+        }
+        if let emailSender = emailSender as? HTTPOTPSender {
+            logger.info("email confirmation codes go to the mail gateway", metadata: ["host": "\(emailSender.url.host ?? "")"])
         }
         if config.development { logger.warning("development mode: phone codes in replies, /v1/dev/reset-limits open") }
         try server.start(handleSignals: true)

@@ -38,6 +38,21 @@ struct RulesAccessPolicyTests {
         #expect(result == expected, "\(relationship)")
     }
 
+    @Test("a client's avatar: as their data", arguments: [
+        (Relationship.owner, true), (.linkedCoach, true), (.otherCoach, false), (.admin, true), (.otherClient, false),
+    ])
+    func clientAvatar(_ relationship: Relationship, _ expected: Bool) {
+        let result = AccessPolicy.canSeeAvatar(Self.actor(relationship), ownerID: Self.ownerID, ownerRole: .client,
+                                               ownerCoachID: Self.coachID)
+        #expect(result == expected, "\(relationship)")
+    }
+
+    @Test("a coach's avatar: anyone signed in", arguments: Relationship.allCases)
+    func coachAvatar(_ relationship: Relationship) {
+        #expect(AccessPolicy.canSeeAvatar(Self.actor(relationship), ownerID: "coach-9", ownerRole: .coach, ownerCoachID: nil))
+        #expect(!AccessPolicy.canSeeAvatar(Actor(userID: "", role: .client), ownerID: "coach-9", ownerRole: .coach, ownerCoachID: nil))
+    }
+
     @Test("a client whose id equals the owner's coach id is still not a coach")
     func roleMatters() {
         let impostor = Actor(userID: Self.coachID, role: .client)

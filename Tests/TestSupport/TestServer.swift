@@ -26,13 +26,16 @@ public final class TestServer: @unchecked Sendable {
         config.passwordHashLogN = 10
         config.tokenSecret = Array("spotter-tests-secret-0123456789abcdef".utf8)
         config.loadTestProvisioning = true
+        if let dataDirectory { config.dataDirectory = dataDirectory }  // files (attachments) beside the database
         configure(&config)
         let opened = try dataDirectory.map { try Store.open(directory: $0) } ?? Store.inMemory()
         let store = try opened.recordingStart(version: Server.version, at: 0)
         self.store = store
         var logger = Logger(label: "spotter.test")
         logger.logLevel = .warning
-        server = Server(config: config, store: store, logger: logger, otpSender: logOTPCodes ? nil : otpSender ?? otp)
+        // Codes confirming a new email address are recorded in `otp` too, under the address.
+        server = Server(config: config, store: store, logger: logger, otpSender: logOTPCodes ? nil : otpSender ?? otp,
+                        emailSender: logOTPCodes ? nil : otp)
         try server.start()
         let server = self.server
         let finished = self.finished
@@ -81,7 +84,7 @@ public final class RecordingOTPSender: OTPSender, @unchecked Sendable {
         sent.append((phone, code))
     }
 
-    /// The last code sent to `phone`.
+    /// The last code sent to `phone` (or email address).
     public func lastCode(for phone: String) -> String? {
         lock.lock()
         defer { lock.unlock() }

@@ -27,6 +27,13 @@ public struct Actor: Sendable, Equatable {
 /// and passes them in, so the same facts always give the same answer. Everything not explicitly allowed
 /// is denied; an empty user id never matches anything.
 public enum AccessPolicy {
+    /// Reading the avatar of `ownerID`: a coach's is seen by anyone signed in (clients choose a coach from the
+    /// list of coaches); anyone else's as their other data is (`canAccessClientData`).
+    public static func canSeeAvatar(_ actor: Actor, ownerID: String, ownerRole: Role, ownerCoachID: String?) -> Bool {
+        guard !actor.userID.isEmpty else { return false }
+        return ownerRole == .coach || canAccessClientData(actor, ownerID: ownerID, ownerCoachID: ownerCoachID)
+    }
+
     /// Reading or writing data that belongs to `ownerID` (a client's profile, their thread, …).
     /// Allowed: the owner themself; any admin; a coach whose id equals `ownerCoachID` (the owner's
     /// linked coach). Denied: other coaches, other clients, and a coach when the owner has no coach.

@@ -99,9 +99,12 @@ public struct UserView: Codable, Sendable, Equatable {
     public var onboardingCompleted: Bool
     /// IANA name; session times in system messages are shown in it.
     public var timeZone: String
+    /// Where the avatar is read (`GET`, with a token), or nil without one. The path names the image's digest,
+    /// so a new avatar has a new URL and an app may cache each for good.
+    public var avatarURL: String?
 
     public init(id: String, role: String, fullName: String?, email: String?, phone: String?, language: String,
-                onboardingCompleted: Bool, timeZone: String = "UTC") {
+                onboardingCompleted: Bool, timeZone: String = "UTC", avatarURL: String? = nil) {
         self.id = id
         self.role = role
         self.fullName = fullName
@@ -110,10 +113,17 @@ public struct UserView: Codable, Sendable, Equatable {
         self.language = language
         self.onboardingCompleted = onboardingCompleted
         self.timeZone = timeZone
+        self.avatarURL = avatarURL
+    }
+
+    /// The avatar path of user `id` whose image has digest `avatar`.
+    public static func avatarURL(userID: String, avatar: String?) -> String? {
+        avatar.map { "/v1/users/\(userID)/avatar/\($0)" }
     }
 
     enum CodingKeys: String, CodingKey {
         case id, role, email, phone, language
+        case avatarURL = "avatar_url"
         case fullName = "full_name"
         case onboardingCompleted = "onboarding_completed"
         case timeZone = "time_zone"
@@ -178,6 +188,50 @@ public struct PasswordChangeRequest: Codable, Sendable, Equatable {
         case newPassword = "new_password"
         case newPasswordConfirmation = "new_password_confirmation"
     }
+}
+
+/// `POST /v1/me/email`: a new address, and the current password when the account has one.
+public struct EmailChangeRequest: Codable, Sendable, Equatable {
+    public var email: String?
+    public var currentPassword: String?
+    public init(email: String?, currentPassword: String?) {
+        self.email = email
+        self.currentPassword = currentPassword
+    }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case email
+        case currentPassword = "current_password"
+    }
+}
+
+/// The answer to `POST /v1/me/email`: a code went to the new address; the account keeps the old one until
+/// `POST /v1/me/email/verify` gets that code.
+public struct EmailChangeResponse: Codable, Sendable, Equatable {
+    /// The new address as the server normalized it.
+    public var pendingEmail: String
+    public var expiresIn: Int
+    public var resendAfter: Int
+    /// The code itself: only on a development server with the log sender.
+    public var devCode: String?
+    public init(pendingEmail: String, expiresIn: Int, resendAfter: Int, devCode: String? = nil) {
+        self.pendingEmail = pendingEmail
+        self.expiresIn = expiresIn
+        self.resendAfter = resendAfter
+        self.devCode = devCode
+    }
+    enum CodingKeys: String, CodingKey {
+        case pendingEmail = "pending_email"
+        case expiresIn = "expires_in"
+        case resendAfter = "resend_after"
+        case devCode = "dev_code"
+    }
+}
+
+/// `POST /v1/me/email/verify`: the code sent to the new address.
+public struct EmailVerifyRequest: Codable, Sendable, Equatable {
+    public var code: String?
+    public init(code: String?) { self.code = code }
+    enum CodingKeys: String, CodingKey, CaseIterable { case code }
 }
 
 /// `PUT /v1/me/language`: `en` or `ar`.

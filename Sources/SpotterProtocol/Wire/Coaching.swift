@@ -78,15 +78,19 @@ public struct CoachView: Codable, Sendable, Equatable {
     public var id: String
     public var fullName: String?
     public var clientCount: Int
-    public init(id: String, fullName: String?, clientCount: Int) {
+    /// Where the coach's avatar is read, if they have one (`UserView.avatarURL`).
+    public var avatarURL: String?
+    public init(id: String, fullName: String?, clientCount: Int, avatarURL: String? = nil) {
         self.id = id
         self.fullName = fullName
         self.clientCount = clientCount
+        self.avatarURL = avatarURL
     }
     enum CodingKeys: String, CodingKey {
         case id
         case fullName = "full_name"
         case clientCount = "client_count"
+        case avatarURL = "avatar_url"
     }
 }
 
@@ -166,9 +170,11 @@ public struct ClientListingView: Codable, Sendable, Equatable {
     public var threadId: String
     /// The client's subscription tier, when the server runs with `--tiers`.
     public var tier: String?
+    /// Where the client's avatar is read, if they have one.
+    public var avatarURL: String?
 
     public init(clientId: String, fullName: String?, goal: String?, experienceLevel: String?, age: Int?,
-                latestWeightKg: Double?, threadId: String, tier: String? = nil) {
+                latestWeightKg: Double?, threadId: String, tier: String? = nil, avatarURL: String? = nil) {
         self.clientId = clientId
         self.fullName = fullName
         self.goal = goal
@@ -177,10 +183,12 @@ public struct ClientListingView: Codable, Sendable, Equatable {
         self.latestWeightKg = latestWeightKg
         self.threadId = threadId
         self.tier = tier
+        self.avatarURL = avatarURL
     }
 
     enum CodingKeys: String, CodingKey {
         case goal, age, tier
+        case avatarURL = "avatar_url"
         case clientId = "client_id"
         case fullName = "full_name"
         case experienceLevel = "experience_level"

@@ -82,6 +82,12 @@ extension APIKeyRequest: KnownFields {
 extension SystemMessageRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
+extension EmailChangeRequest: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
+extension EmailVerifyRequest: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
 extension PasswordChangeRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }

@@ -251,29 +251,13 @@ extension API {
         guard let new = body.newPassword else { throw APIError(.missingField, field: "new_password") }
         try AccountRules.checkPassword(new, confirmation: body.newPasswordConfirmation ?? "")
         let session = try verify(bearerToken(request)).claims.sessionID
-        let key = "user:" + actor.userID
-        try limit(&failuresByAccount, key, check: true)
         let services = self.services
-        hashing({
-            blockingResult { () -> [RevokedSession] in
-                let stored = try services.accounts.passwordHash(userID: actor.userID)
-                guard services.hasher.verify(current, encoded: stored ?? API.decoyHash), stored != nil else {
-                    throw APIError(.invalidCredentials, field: "current_password")
-                }
-                return try services.accounts.changePassword(userID: actor.userID, hash: services.hasher.hash(new),
-                                                            keep: session, now: unixNow())
-            }
-        }, then: { [self] result in
-            switch result {
-            case .success(let revoked):
-                failuresByAccount.reset(key)
-                for session in revoked { sessionRevoked(session) }
-                respond(HTTPResponse(status: 204))
-            case .failure(let error):
-                if error.code == .invalidCredentials { _ = failuresByAccount.attempt(key, now: unixNow()) }
-                respond(.apiError(error, language))
-            }
-        })
+        withCurrentPassword(actor, current, requiredOnlyIfSet: false, language, respond) {
+            try services.accounts.changePassword(userID: actor.userID, hash: services.hasher.hash(new), keep: session, now: unixNow())
+        } answer: { [self] revoked in
+            for session in revoked { sessionRevoked(session) }
+            return HTTPResponse(status: 204)
+        }
     }
 
     /// Counts an attempt (or, with `check`, only looks) and refuses with 429 past the limit.

@@ -43,7 +43,10 @@ extension API {
     func listCoaches(_ language: Language, _ respond: @escaping Respond) {
         let services = self.services
         run(language, respond) {
-            try services.accounts.listCoaches().map { CoachView(id: $0.id, fullName: $0.fullName, clientCount: $0.clientCount) }
+            try services.accounts.listCoaches().map {
+                CoachView(id: $0.id, fullName: $0.fullName, clientCount: $0.clientCount,
+                          avatarURL: UserView.avatarURL(userID: $0.id, avatar: $0.avatar))
+            }
         }
     }
 
@@ -156,14 +159,15 @@ extension API {
         guard AccessPolicy.canListOwnClients(actor) else { throw APIError(.forbidden) }
         let services = self.services
         let today = todayUTC()
-        let directory = server.config.tiers ? services.accounts.directory : nil
+        let tiers = server.config.tiers
         run(language, respond) {
             try services.accounts.clients(ofCoach: actor.userID).map { row in
-                ClientListingView(
+                let user = try services.accounts.user(id: row.clientId)
+                return ClientListingView(
                     clientId: row.clientId, fullName: row.fullName, goal: row.goal, experienceLevel: row.experienceLevel,
                     age: row.dateOfBirth.flatMap { Onboarding.age(dateOfBirth: $0, today: today) },
                     latestWeightKg: row.latestWeightKg, threadId: row.threadId,
-                    tier: directory?.user(id: row.clientId)?.tier)
+                    tier: tiers ? user?.tier : nil, avatarURL: UserView.avatarURL(userID: row.clientId, avatar: user?.avatar))
             }
         }
     }

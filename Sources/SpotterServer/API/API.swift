@@ -114,6 +114,13 @@ final class API {
         Endpoint("PUT", "me/language") { try $0.setLanguage($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me") { try $0.updateProfile($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/password") { try $0.changePassword($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "me/email") { try $0.startEmailChange($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "me/email/verify") { try $0.verifyEmailChange($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("PUT", "me/avatar", maxBodyBytes: AttachmentRules.Kind.png.maxBytes) {
+            try $0.setAvatar($1.request, $1.signedIn, $1.language, $1.respond)
+        },
+        Endpoint("DELETE", "me/avatar") { $0.removeAvatar($1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "users/*/avatar/*") { $0.avatar($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "coaches") { $0.listCoaches($1.language, $1.respond) },
         Endpoint("GET", "me/coach") { try $0.myCoach($1.signedIn, $1.language, $1.respond) },

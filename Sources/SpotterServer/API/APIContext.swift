@@ -22,10 +22,15 @@ public protocol OTPSender: Sendable {
 /// server, whose code request answers the code itself.
 public struct LogOTPSender: OTPSender {
     let logger: Logger
-    public init(logger: Logger) { self.logger = logger }
-    public func send(code: String, to phone: String) throws {
-        logger.notice("one-time code handed to the development sender (no SMS sent; phone and code at debug level)")
-        logger.debug("one-time code (development sender)", metadata: ["phone": "\(phone)", "code": "\(code)"])
+    /// What the codes go to: "phone" (sign-in codes) or "email" (codes confirming a new address).
+    let channel: String
+    public init(logger: Logger, channel: String = "phone") {
+        self.logger = logger
+        self.channel = channel
+    }
+    public func send(code: String, to address: String) throws {
+        logger.notice("one-time code handed to the development sender (nothing sent; \(channel) and code at debug level)")
+        logger.debug("one-time code (development sender)", metadata: [channel: "\(address)", "code": "\(code)"])
     }
 }
 
@@ -39,12 +44,16 @@ struct APIServices: Sendable {
     let hasher: PasswordHasher
     let signer: AccessTokenSigner
     let otpSender: any OTPSender
+    /// Where codes confirming a new email address go (`send(code:to:)` with the address).
+    let emailSender: any OTPSender
     let accessLifetime: Int64
     let refreshLifetime: Int64
     /// Digest used for OTP codes: SHA-256 of a per-server pepper and the code.
     let otpPepper: String
     /// Development mode with the log sender: the code request's reply carries the code.
     let revealOTPCodes: Bool
+    /// Development mode with the log sender for email: the email change's reply carries the code.
+    let revealEmailCodes: Bool
 
     func otpDigest(_ code: String, phone: String) -> String {
         Digest.sha256Hex(otpPepper + "|" + phone + "|" + code)
@@ -71,7 +80,8 @@ struct APIServices: Sendable {
 extension UserRecord {
     var view: UserView {
         UserView(id: id, role: role, fullName: fullName, email: email, phone: phone, language: language,
-                 onboardingCompleted: onboardingCompleted, timeZone: timeZone)
+                 onboardingCompleted: onboardingCompleted, timeZone: timeZone,
+                 avatarURL: UserView.avatarURL(userID: id, avatar: avatar))
     }
 }
 

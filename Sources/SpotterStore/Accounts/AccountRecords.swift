@@ -17,10 +17,12 @@ public struct UserRecord: Sendable, Equatable {
     public var timeZone: String
     /// A client's subscription tier (`freemium`, `premium`, `smart_premium`); it only counts with `--tiers`.
     public var tier: String
+    /// The SHA-256 (hex) of the user's avatar image, or nil.
+    public var avatar: String?
 
     public init(id: String, role: String, fullName: String?, email: String?, phone: String?, passwordHash: String?,
                 language: String, onboardingCompleted: Bool, createdAt: Int64, timeZone: String = "UTC",
-                tier: String = "freemium") {
+                tier: String = "freemium", avatar: String? = nil) {
         self.id = id
         self.role = role
         self.fullName = fullName
@@ -32,13 +34,14 @@ public struct UserRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.timeZone = timeZone
         self.tier = tier
+        self.avatar = avatar
     }
 
     init(row: Row) {
         self.init(id: row["id"], role: row["role"], fullName: row["fullName"], email: row["email"], phone: row["phone"],
                   passwordHash: row["passwordHash"], language: row["language"],
                   onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"], timeZone: row["timeZone"],
-                  tier: row["tier"])
+                  tier: row["tier"], avatar: row["avatar"])
     }
 }
 

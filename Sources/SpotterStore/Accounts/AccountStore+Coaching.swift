@@ -9,14 +9,16 @@ extension AccountStore {
     // MARK: Coaches and links
 
     /// Every coach with how many clients it has, ordered by full name (then id).
-    public func listCoaches() throws -> [(id: String, fullName: String?, clientCount: Int)] {
+    public func listCoaches() throws -> [(id: String, fullName: String?, clientCount: Int, avatar: String?)] {
         try read { db in
             try Row.fetchAll(db, sql: """
-                SELECT u.id, u.fullName,
+                SELECT u.id, u.fullName, u.avatar,
                        (SELECT COUNT(*) FROM coachClientLink l WHERE l.coachId = c.userId) AS clientCount
                 FROM coach c JOIN "user" u ON u.id = c.userId
                 ORDER BY u.fullName, u.id
-                """).map { row in (id: row["id"], fullName: row["fullName"], clientCount: row["clientCount"]) }
+                """).map { row in
+                    (id: row["id"], fullName: row["fullName"], clientCount: row["clientCount"], avatar: row["avatar"])
+                }
         }
     }
 

@@ -29,10 +29,7 @@ public final class AttachmentStore: Sendable {
     /// Keeps `bytes` (of a checked `type`) for `threadID`. Uploading the same file again to the same thread
     /// answers the same id.
     public func save(_ bytes: [UInt8], type: String, threadID: String, uploaderID: String, now: Int64) throws -> Saved {
-        let id = Digest.hex(Digest.sha256(bytes))
-        try Self.makeDirectory(directory)
-        let path = directory + "/" + id
-        if access(path, F_OK) != 0 { try Self.writeDurably(bytes, to: path) }
+        let id = try keep(bytes)
         let work: @Sendable (Database) throws -> Void = { db in
             try db.execute(sql: """
                 INSERT OR IGNORE INTO attachment (id, threadId, uploaderId, type, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?)
@@ -42,9 +39,30 @@ public final class AttachmentStore: Sendable {
         return Saved(id: id, type: type, bytes: bytes.count)
     }
 
+    /// Writes `bytes` (durably, once) under their SHA-256 and answers it, with no thread row: for files that
+    /// belong to a user rather than a thread (the avatar), whose owner records the id.
+    public func keep(_ bytes: [UInt8]) throws -> String {
+        let id = Digest.hex(Digest.sha256(bytes))
+        try Self.makeDirectory(directory)
+        let path = directory + "/" + id
+        if access(path, F_OK) != 0 { try Self.writeDurably(bytes, to: path) }
+        return id
+    }
+
+    /// The contents of the file kept under `id` (a SHA-256 in hex), or nil if there is none. The caller checks
+    /// who may read it.
+    public func contents(id: String) throws -> [UInt8]? {
+        guard Self.isDigest(id), access(directory + "/" + id, F_OK) == 0 else { return nil }
+        return try Self.readFile(directory + "/" + id)
+    }
+
+    static func isDigest(_ id: String) -> Bool {
+        id.utf8.count == 64 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
     /// The attachment `id` of `threadID` with its contents, or nil if the thread has no such attachment.
     public func read(id: String, threadID: String) throws -> (type: String, contents: [UInt8])? {
-        guard id.utf8.count == 64, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+        guard Self.isDigest(id) else { return nil }
         guard let type = try store.writer.read({ db in
             try String.fetchOne(db, sql: "SELECT type FROM attachment WHERE id = ? AND threadId = ?", arguments: [id, threadID])
         }) else { return nil }
