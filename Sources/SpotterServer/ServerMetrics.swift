@@ -32,6 +32,10 @@ final class ServerMetrics: Sendable {
     /// Sign-ups and sign-ins refused because the hashing queue was full.
     let hashQueueRejections: Counter
     let writesInFlight: Gauge
+    /// `message.send` commands answered with the stored message (an idempotent retry is answered, and counted, again).
+    let messagesAcked: Counter
+    /// From a `message.send` frame's arrival to its acknowledgement (the message durable), as a histogram.
+    let sendAck: CoreMetrics.Timer
     /// Bytes queued for sending and not yet taken by the kernel, over all connections (at scrape time).
     let outboundQueued: Gauge
     private let batchesCommitted: Counter
@@ -43,7 +47,14 @@ final class ServerMetrics: Sendable {
     private let handshakeFailures = Mutex<[String: Counter]>([:])
 
     init() {
-        factory = PrometheusMetricsFactory(registry: registry)
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["spotter_send_ack_seconds"] = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        self.factory = factory
+        messagesAcked = Counter(label: "spotter_messages_total", factory: factory)
+        sendAck = CoreMetrics.Timer(label: "spotter_send_ack_seconds", factory: factory)
         connectionsOpen = Meter(label: "spotter_connections_open", factory: factory)
         connectionsAccepted = Counter(label: "spotter_connections_accepted_total", factory: factory)
         framesIn = Counter(label: "spotter_websocket_frames_in_total", factory: factory)

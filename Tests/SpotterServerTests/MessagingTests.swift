@@ -69,6 +69,10 @@ struct MessagingTests {
         let batches = try #require(try chat.server.metric("spotter_store_batches_total"))
         #expect(batches >= 1 && batches <= jobs)
         #expect(try chat.server.metric("spotter_store_writes_in_flight") == 0)
+        // Each acked send is counted and timed (the console's figures read these).
+        #expect(try chat.server.metric("spotter_messages_total") == 3)
+        #expect(try chat.server.metric("spotter_send_ack_seconds_count") == 3)
+        #expect(try chat.server.metric(#"spotter_send_ack_seconds_bucket{le="+Inf"}"#) == 3)
     }
 
     @Test func aRetriedSendReturnsTheOriginalAndCreatesNothing() throws {

@@ -48,12 +48,18 @@ extension AppSocket {
             return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
         }
         pendingSends += 1
+        let arrived = ContinuousClock.now
         let send = { [self] (kind: MessageKind, body: String, withAttachments: Bool) in
             var request = MessagingHub.SendRequest(
                 sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: kind, body: body, now: unixNow())
             request.withAttachments = withAttachments
             hub.send(request) { [self] result in
                 pendingSends -= 1
+                if case .success = result {
+                    let metrics = api.server.metrics
+                    metrics.messagesAcked.increment()
+                    metrics.sendAck.recordNanoseconds(Int64((ContinuousClock.now - arrived) / .nanoseconds(1)))
+                }
                 answer(id: id, result)
             }
         }
