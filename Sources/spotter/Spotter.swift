@@ -126,6 +126,16 @@ struct Serve: ParsableCommand {
     @Flag(help: "Serve an echo WebSocket at /echo, for conformance runs and benchmarks only. [env: SPOTTER_ECHO=1]")
     var echo = false
 
+    @Option(help: ArgumentHelp(
+        "Seconds an access token lives (5 or more); sockets get auth.expiring 60 s (at most half of it) before. [env: SPOTTER_ACCESS_TOKEN_LIFETIME] (default: 900)",
+        valueName: "seconds"))
+    var accessTokenLifetime: Int?
+
+    @Option(help: ArgumentHelp(
+        "Serve /clients/ and /console/ from this folder (as Sources/SpotterWeb/files), read at start, instead of the built-in copies: for working on them. [env: SPOTTER_WEB_ROOT]",
+        valueName: "path"))
+    var webRoot: String?
+
     @Flag(help: """
         Development mode, never in production: phone-code replies carry the code (log sender only) \
         and POST /v1/dev/reset-limits clears the rate limits. [env: SPOTTER_DEVELOPMENT=1]
@@ -209,6 +219,12 @@ struct Serve: ParsableCommand {
             : allowedOrigins
         config.allowedOrigins = Set(origins.filter { !$0.isEmpty })
         config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
+        config.webRoot = webRoot ?? env("SPOTTER_WEB_ROOT")
+        if let lifetime = try accessTokenLifetime ?? envInt("SPOTTER_ACCESS_TOKEN_LIFETIME") {
+            guard lifetime >= 5 else { throw ValidationError("the access token lifetime must be at least 5 seconds") }
+            config.accessTokenLifetimeSeconds = Int64(lifetime)
+            config.tokenExpiryWarningSeconds = min(config.tokenExpiryWarningSeconds, Int64(lifetime / 2))
+        }
         config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
         config.loadTestProvisioning = loadTestProvisioning || env("SPOTTER_LOAD_TEST_PROVISIONING") == "1"
         config.tiers = tiers || env("SPOTTER_TIERS") == "1"
