@@ -63,12 +63,23 @@ public enum Handshake {
             throw HTTPError(400, "Sec-WebSocket-Key must be 16 bytes in base64")
         }
         if !policy.allowedOrigins.isEmpty, let origin = request.headers["Origin"],
-           !policy.allowedOrigins.contains(origin) {
+           !policy.allowedOrigins.contains(origin), !isSameOrigin(origin, host: request.headers["Host"]) {
             throw HTTPError(403, "origin not allowed")
         }
         let offered = request.headers.tokens("Sec-WebSocket-Protocol")
         let chosen = offered.first { policy.subprotocols.contains($0) }
         return Accepted(acceptKey: acceptKey(for: key), subprotocol: chosen)
+    }
+
+    /// Whether `origin` is the server's own (its authority is the request's `Host`, under http or https): pages the
+    /// server serves itself (the console) may always connect, whatever the allow-list says.
+    static func isSameOrigin(_ origin: String, host: String?) -> Bool {
+        guard let host, !host.isEmpty else { return false }
+        let lowered = origin.lowercased()
+        for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
+            return lowered.dropFirst(scheme.count) == host.lowercased()
+        }
+        return false
     }
 
     /// base64(SHA-1(key + GUID)), §4.2.2 step 5.4.

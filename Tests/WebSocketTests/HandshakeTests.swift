@@ -126,6 +126,13 @@ struct HandshakeTests {
         #expect(Self.refusal(Self.request(), policy: policy) == nil)
         // An empty list allows every origin.
         #expect(Self.refusal(evil, policy: HandshakePolicy()) == nil)
+        // The server's own pages (the console) always may: the Origin's authority is the Host.
+        let host = Self.request(adding: [("Origin", "https://chat.example")]).headers["Host"] ?? ""
+        #expect(Self.refusal(Self.request(adding: [("Origin", "http://\(host)")]), policy: policy) == nil, "\(host)")
+        #expect(Self.refusal(Self.request(adding: [("Origin", "HTTPS://\(host.uppercased())")]), policy: policy) == nil)
+        #expect(Self.refusal(Self.request(adding: [("Origin", "http://\(host).evil.example")]), policy: policy)?.status == 403)
+        #expect(Self.refusal(Self.request(adding: [("Origin", "ftp://\(host)")]), policy: policy)?.status == 403)
+        #expect(!Handshake.isSameOrigin("http://a.example", host: nil))
     }
 
     @Test("the spotter.v1 subprotocol is chosen from the client's offer")
