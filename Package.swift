@@ -63,11 +63,25 @@ let package = Package(
         // The fan-out seam: the Broker protocol (and presence) with its in-process engine.
         .target(name: "SpotterBroker"),
 
+        // The files Spotter serves to browsers: the JavaScript client (Protocol/clients/js, linked here) and the
+        // web console, compiled into the binary.
+        .target(
+            name: "SpotterWeb",
+            dependencies: ["WebSocket"],
+            resources: [
+                .embedInCode("files/spotter.js"),
+                .embedInCode("files/spotter.d.ts"),
+                .embedInCode("files/console/index.html"),
+                .embedInCode("files/console/console.js"),
+                .embedInCode("files/console/console.css"),
+            ]
+        ),
+
         // Connection hub, HTTP side door, metrics: the shell around the pure modules.
         .target(
             name: "SpotterServer",
             dependencies: [
-                "EventLoop", "WebSocket", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker",
+                "EventLoop", "WebSocket", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker", "SpotterWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -4,6 +4,7 @@ import SpotterCore
 import SpotterBroker
 import SpotterProtocol
 import SpotterStore
+import SpotterWeb
 import WebSocket
 
 #if canImport(Glibc)
@@ -84,11 +85,26 @@ public final class Server: @unchecked Sendable {
             logger.error("could not load recent revocations; their access tokens work until they expire",
                          metadata: ["error": "\(error)"])
         }
+        web = Self.webFiles(config.webRoot, logger)
         chatLog = ChatLog(store: store, writer: writer)
         api = API(server: self, services: services, revoked: revoked)
     }
 
     private let chatLog: ChatLog
+    /// The JavaScript client and the console.
+    private let web: WebFiles
+
+    private static func webFiles(_ root: String?, _ logger: Logger) -> WebFiles {
+        guard let root else { return .embedded }
+        do {
+            let files = try WebFiles.load(root: root, read: readWholeFile)
+            logger.notice("serving /clients/ and /console/ from a folder", metadata: ["root": "\(root)"])
+            return files
+        } catch {
+            logger.error("cannot read the web root; serving the built-in files", metadata: ["root": "\(root)", "error": "\(error)"])
+            return .embedded
+        }
+    }
 
     /// The bound port (after `start()`).
     public private(set) var port = 0
@@ -295,6 +311,7 @@ public final class Server: @unchecked Sendable {
         case "/echo" where config.echoEnabled:
             return .upgrade(echo)
         default:
+            if let file = web.response(method: request.method, path: String(request.path)) { return .respond(file) }
             metrics.recordHandshakeFailure(status: 404, reason: HTTPError.metricReason(404))
             return .respond(.refusal(HTTPError(404, "no such path"), Language(acceptLanguage: request.headers["Accept-Language"])))
         }
@@ -323,5 +340,29 @@ public final class Server: @unchecked Sendable {
             uptimeSeconds: Double(loop.nowMilliseconds &- startedAt) / 1000, connections: connections.count,
             run: store.runNumber)
         return .json(isDraining ? 503 : 200, health)
+    }
+}
+
+/// The bytes of the file at `path` (start-up only: it blocks).
+func readWholeFile(_ path: String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { throw WebRootError.unreadable(path, errno) }
+    defer { close(fd) }
+    var contents: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n == 0 { return contents }
+        guard n > 0 else { throw WebRootError.unreadable(path, errno) }
+        contents.append(contentsOf: chunk[0..<n])
+    }
+}
+
+enum WebRootError: Error, CustomStringConvertible {
+    case unreadable(String, Int32)
+    var description: String {
+        switch self {
+        case .unreadable(let path, let error): return "cannot read \(path): \(String(cString: strerror(error)))"
+        }
     }
 }

@@ -46,6 +46,9 @@ public struct ServerConfig: Sendable {
     public var allowedOrigins: Set<String> = []
     /// Serves an echo WebSocket endpoint at `/echo` (conformance runs and benchmarks only).
     public var echoEnabled = false
+    /// Serve the JavaScript client and the console from this folder (laid out as `Sources/SpotterWeb/files`,
+    /// read once at start) instead of the copies compiled in: for working on them without a rebuild.
+    public var webRoot: String?
 
     /// Secret for signing access tokens (HS256), at least 32 bytes. The
     /// command line keeps one in the data directory so restarts do not sign

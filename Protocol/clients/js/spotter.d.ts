@@ -1,0 +1,170 @@
+// Types of spotter.js, Spotter's JavaScript client. The wire contract they describe is Protocol/README.md; the
+// JSON Schemas of each body are in Protocol/schemas/.
+
+export declare const PROTOCOL: 'spotter.v1';
+
+/** A typed error: the server's (`code` from Protocol/errors.md) or the client's own
+ * (`connection_lost`, `closed`, `timeout`, `revoked`, `signed_out`). */
+export declare class SpotterError extends Error {
+  readonly code: string;
+  /** The request field at fault, as on the wire. */
+  readonly field?: string;
+  /** Seconds to wait before trying again (429s). */
+  readonly retryAfter?: number;
+  /** The HTTP status, for errors of HTTP calls. */
+  readonly status?: number;
+}
+
+export interface Tokens {
+  accessToken: string;
+  refreshToken: string;
+  user?: User;
+}
+
+export interface SpotterClientOptions {
+  /** The server, e.g. `https://chat.example.com` (default: the page's origin). */
+  url?: string;
+  accessToken: string;
+  refreshToken?: string;
+  /** The last cursor the app processed (persisted by `onCursor`); without it the socket starts from now. */
+  cursor?: number;
+  /** Called with each new cursor, in increasing order (and once with the server's cursor after a `reset`). */
+  onCursor?: (cursor: number) => void;
+  /** Called with new tokens after every rotation: persist them. */
+  onTokens?: (tokens: Tokens) => void;
+  /** The app's own refresh (e.g. shared by several tabs): given the refresh token, returns new tokens. Without it
+   * the client rotates them itself (`auth.refresh` on the socket, `POST /v1/auth/refresh` over HTTP). */
+  refresh?: (refreshToken: string) => Promise<{ accessToken: string; refreshToken: string } | { access_token: string; refresh_token: string }>;
+  /** `en` or `ar`: the language of HTTP error messages (the socket uses the browser's Accept-Language or the saved one). */
+  language?: 'en' | 'ar';
+  /** A WebSocket constructor with the browser's API (default: globalThis.WebSocket). */
+  WebSocket?: new (url: string, protocols?: string | string[]) => WebSocket;
+  fetch?: typeof fetch;
+  /** The reconnect delay is a random share of min(maxDelayMs, minDelayMs·2^attempt). Defaults 250 and 30,000. */
+  minDelayMs?: number;
+  maxDelayMs?: number;
+  /** A command without a reply after this long is rejected with `timeout` (a send is sent again). Default 15,000. */
+  commandTimeoutMs?: number;
+  random?: () => number;
+}
+
+export type ConnectionState = 'idle' | 'connecting' | 'replaying' | 'live' | 'waiting' | 'closed';
+
+export interface User {
+  id: string;
+  role: 'client' | 'coach' | 'admin';
+  full_name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  language: string;
+  onboarding_completed: boolean;
+  time_zone: string;
+  avatar_url?: string;
+}
+
+export interface Message {
+  thread_id: string;
+  seq: number;
+  sender_id?: string;
+  kind: 'text' | 'meal_log' | 'system';
+  text?: string;
+  meal?: Record<string, unknown>;
+  client_message_id?: string;
+  created_at: number;
+  session_id?: string;
+  attachments?: { id: string; type: string; bytes: number }[];
+}
+
+/** Events by `type`. Logged events carry a `cursor`; the client delivers each once, in order. */
+export interface SpotterEvents {
+  state: { type: 'state'; state: ConnectionState; retryInMs?: number; reason?: string };
+  hello: { type: 'hello'; protocol: string; user: User; expires_at: number; cursor: number };
+  live: { type: 'live'; cursor: number };
+  disconnect: { type: 'disconnect'; code: number; reason: string };
+  /** The session was revoked (4003, or a refused connect with `session_revoked`): sign in again. */
+  revoked: { type: 'revoked'; error?: SpotterError };
+  /** The tokens could not be refreshed: sign in again. */
+  signed_out: { type: 'signed_out'; error?: SpotterError };
+  /** The stored cursor cannot be resumed: reload `threads` and `history`. */
+  reset: { type: 'reset'; error: SpotterError };
+  error: { type: 'error'; error: SpotterError };
+  outbox: { type: 'outbox'; pending: number };
+  'auth.expiring': { type: 'auth.expiring'; expires_at: number; seconds_left: number };
+  message: { type: 'message'; cursor: number; message: Message; unread: number; total_unread: number };
+  unread: { type: 'unread'; cursor: number; thread_id: string; unread: number; total_unread: number; read_seq: number };
+  receipt: { type: 'receipt'; cursor: number; thread_id: string; user_id: string; delivered_seq: number; read_seq: number };
+  thread: { type: 'thread'; cursor: number; thread_id: string; peer_id: string; peer_name: string | null; active: boolean };
+  presence: { type: 'presence'; user_id: string; online: boolean; last_seen_at?: number };
+  typing: { type: 'typing'; thread_id: string; user_id: string; expires_in: number };
+  session: { type: 'session'; cursor: number; change: string; session: Record<string, unknown>; message: Message; unread: number; total_unread: number };
+  record: { type: 'record'; cursor: number; thread_id: string; change: string; [key: string]: unknown };
+  client_card: { type: 'client_card'; card: Record<string, unknown> };
+  quota: { type: 'quota'; [key: string]: unknown };
+  tier: { type: 'tier'; cursor: number; [key: string]: unknown };
+  rating_prompt: { type: 'rating_prompt'; cursor: number; [key: string]: unknown };
+  '*': { type: string; [key: string]: unknown };
+}
+
+/** Commands by `type`: their fields and their results (Protocol/README.md has every one). */
+export interface SpotterCommands {
+  me: [{}, User];
+  threads: [{}, { threads: Record<string, unknown>[]; total_unread: number; cursor: number }];
+  history: [{ thread_id: string; before_seq?: number; limit?: number }, { messages: Message[]; has_more: boolean }];
+  'receipt.delivered': [{ thread_id: string; seq: number }, { unread: number; total_unread: number }];
+  'thread.read': [{ thread_id: string; seq: number }, { unread: number; total_unread: number }];
+  typing: [{ thread_id: string }, {}];
+  'auth.refresh': [{ refresh_token: string }, { session: Record<string, unknown>; expires_at: number }];
+  'session.invite': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];
+  'session.request': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];
+  'session.act': [{ session_id: string; action: string; start?: number; reason?: string }, Record<string, unknown>];
+  sessions: [{ from?: number; to?: number }, { sessions: Record<string, unknown>[]; pending_resolutions: number }];
+  dashboard: [{ from?: number; to?: number }, Record<string, unknown>];
+  record: [{ client_id?: string }, Record<string, unknown>];
+  meals: [{ client_id?: string; before?: number; limit?: number }, Record<string, unknown>];
+}
+
+export declare class SpotterClient {
+  constructor(options: SpotterClientOptions);
+  readonly state: ConnectionState;
+  /** The last cursor delivered (persist it through `onCursor`). */
+  readonly cursor?: number;
+  readonly user?: User;
+  readonly accessToken: string;
+  readonly refreshToken?: string;
+  /** Sends not yet acknowledged, oldest first. */
+  readonly unacknowledged: { clientMessageId: string; threadId: string; body: Record<string, unknown> }[];
+
+  /** Opens the socket and keeps it open (reconnecting) until `close()` or a revoked session. */
+  connect(): void;
+  /** Closes for good; unacknowledged sends are rejected with `closed`. */
+  close(): void;
+
+  on<K extends keyof SpotterEvents>(type: K, listener: (event: SpotterEvents[K]) => void): () => void;
+  off<K extends keyof SpotterEvents>(type: K, listener: (event: SpotterEvents[K]) => void): void;
+
+  command<K extends keyof SpotterCommands>(type: K, fields?: SpotterCommands[K][0]): Promise<SpotterCommands[K][1]>;
+  command(type: string, fields?: Record<string, unknown>): Promise<any>;
+
+  /** Sends a message; kept and resent with the same client_message_id until acknowledged; resolves once. */
+  send(threadId: string, body: { text: string; attachments?: string[] } | { kind: 'meal_log'; meal: Record<string, unknown> },
+       options?: { clientMessageId?: string }): Promise<Message>;
+
+  /** An HTTP call with this client's token (refreshed once if expired). */
+  api(method: string, path: string, body?: unknown): Promise<any>;
+
+  static signIn(url: string, email: string, password: string, options?: { language?: 'en' | 'ar' }): Promise<SessionResponse>;
+  static requestCode(url: string, phone: string, options?: { language?: 'en' | 'ar' }): Promise<{ phone: string; expires_in: number; resend_after: number; dev_code?: string }>;
+  static verifyCode(url: string, phone: string, code: string, options?: { language?: 'en' | 'ar' }): Promise<SessionResponse>;
+}
+
+export interface SessionResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  user: User;
+}
+
+export declare function tokenExpiry(token: string): number | undefined;
+export declare function backoffDelay(attempt: number, options?: { minDelayMs?: number; maxDelayMs?: number; random?: () => number }): number;
+export declare function retryAfterFromReason(reason: string): number | undefined;

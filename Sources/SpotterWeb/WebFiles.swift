@@ -1,0 +1,68 @@
+import WebSocket
+
+/// The static files Spotter serves: the JavaScript client at `/clients/spotter.js` (and its types,
+/// `/clients/spotter.d.ts`) and the web console under `/console/`. They are compiled into the binary; a developer
+/// working on them may serve a folder instead (`--web-root`, read once at start: nothing touches the disk on the
+/// loop).
+public struct WebFiles: Sendable {
+    struct File: Sendable {
+        var type: String
+        var body: [UInt8]
+    }
+
+    /// URL path → file.
+    let files: [String: File]
+
+    /// Where each file is served, and its place under a web root.
+    static let layout: [(path: String, file: String, type: String)] = [
+        ("/clients/spotter.js", "spotter.js", "text/javascript; charset=utf-8"),
+        ("/clients/spotter.d.ts", "spotter.d.ts", "text/plain; charset=utf-8"),
+        ("/console/", "console/index.html", "text/html; charset=utf-8"),
+        ("/console/console.js", "console/console.js", "text/javascript; charset=utf-8"),
+        ("/console/console.css", "console/console.css", "text/css; charset=utf-8"),
+    ]
+
+    /// The files compiled in.
+    public static let embedded = WebFiles(contents: [
+        "spotter.js": PackageResources.spotter_js, "spotter.d.ts": PackageResources.spotter_d_ts,
+        "console/index.html": PackageResources.index_html, "console/console.js": PackageResources.console_js,
+        "console/console.css": PackageResources.console_css,
+    ])
+
+    init(contents: [String: [UInt8]]) {
+        var files: [String: File] = [:]
+        for entry in Self.layout { files[entry.path] = File(type: entry.type, body: contents[entry.file] ?? []) }
+        self.files = files
+    }
+
+    /// The same files read from `root` (laid out as `Sources/SpotterWeb/files`), for working on them without a
+    /// rebuild. Throws naming the first file it cannot read.
+    public static func load(root: String, read: (String) throws -> [UInt8]) throws -> WebFiles {
+        var contents: [String: [UInt8]] = [:]
+        for entry in layout { contents[entry.file] = try read(root + "/" + entry.file) }
+        return WebFiles(contents: contents)
+    }
+
+    /// The console's pages allow only this server's own scripts, styles, images and sockets: no inline script,
+    /// no other origin, no framing.
+    public static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self' ws: wss:; "
+        + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+    /// The answer to `GET` of `path`, or nil if it is not one of these files. `/console` redirects to
+    /// `/console/`.
+    public func response(method: String, path: String) -> HTTPResponse? {
+        if path == "/console" {
+            return HTTPResponse(status: 308, headers: [("Location", "/console/")])
+        }
+        guard let file = files[path] else { return nil }
+        guard method == "GET" else { return HTTPResponse(status: 405, headers: [("Allow", "GET")]) }
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", file.type), ("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"), ("Content-Security-Policy", Self.contentSecurityPolicy),
+            ("Cross-Origin-Opener-Policy", "same-origin"),
+        ]
+        if path.hasPrefix("/clients/") { headers.append(("Access-Control-Allow-Origin", "*")) }  // apps on other origins import it
+        return HTTPResponse(status: 200, headers: headers, body: file.body)
+    }
+}

@@ -1,0 +1,1 @@
+../../../Protocol/clients/js/spotter.d.ts

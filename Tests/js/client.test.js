@@ -1,0 +1,287 @@
+// The JavaScript client (Protocol/clients/js/spotter.js) against a live Spotter process: chat, a kill -9 in the
+// middle of a burst of sends, token refresh, and the error paths. Run: node --test Tests/js/ (SPOTTER_BIN names
+// the server binary; the default is .build/debug/spotter).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SpotterClient, SpotterError, backoffDelay, retryAfterFromReason, tokenExpiry } from '../../Protocol/clients/js/spotter.js';
+import { NodeWebSocket } from './support/node-websocket.js';
+import { SpotterProcess, until, sleep } from './support/server.js';
+
+function connect(server, who, extra = {}) {
+  const client = new SpotterClient({
+    url: server.url, accessToken: who.access, refreshToken: who.refresh, WebSocket: NodeWebSocket,
+    minDelayMs: 50, maxDelayMs: 400, ...extra,
+  });
+  client.connect();
+  return client;
+}
+
+const live = (client) => until(() => client.state === 'live', `${client.user?.full_name ?? 'a client'} live`);
+
+async function withServer(args, body) {
+  const server = new SpotterProcess({ args });
+  await server.start();
+  const clients = [];
+  try {
+    await body(server, (who, extra) => {
+      const client = connect(server, who, extra);
+      clients.push(client);
+      return client;
+    });
+  } finally {
+    for (const client of clients) client.close();
+    await server.cleanup();
+  }
+}
+
+test('the reconnect delay is full jitter under a growing ceiling; a restart names its own delay', () => {
+  assert.equal(backoffDelay(0, { random: () => 0 }), 0);
+  assert.equal(backoffDelay(0, { minDelayMs: 250, random: () => 0.999 }), 249);
+  assert.equal(backoffDelay(3, { minDelayMs: 250, random: () => 0.5 }), 1000);
+  assert.equal(backoffDelay(30, { minDelayMs: 250, maxDelayMs: 30000, random: () => 0.999 }), 29970);
+  assert.equal(retryAfterFromReason('server restarting; retry_after_ms=2500'), 2500);
+  assert.equal(retryAfterFromReason('idle timeout'), undefined);
+  const payload = Buffer.from(JSON.stringify({ exp: 1795309633, sub: 'u' })).toString('base64url');
+  assert.equal(tokenExpiry(`h.${payload}.s`), 1795309633);
+  assert.equal(tokenExpiry('not a token'), undefined);
+});
+
+test('chat: an acked send, the peer gets it once, receipts come back; errors are typed', async () => {
+  await withServer([], async (server, open) => {
+    const { coach, client, thread } = await server.pair();
+    const coachSide = open(coach);
+    const clientSide = open(client);
+    const coachGot = [], clientReceipts = [];
+    coachSide.on('message', (event) => coachGot.push(event.message));
+    clientSide.on('receipt', (event) => clientReceipts.push(event));
+    await Promise.all([live(coachSide), live(clientSide)]);
+
+    const stored = await clientSide.send(thread, { text: 'مرحبا coach' });
+    assert.equal(stored.seq, 1);
+    assert.equal(stored.text, 'مرحبا coach');
+    await until(() => coachGot.length === 1, 'the coach to get the message');
+    assert.equal(coachGot[0].client_message_id, stored.client_message_id);
+
+    const read = await coachSide.command('thread.read', { thread_id: thread, seq: 1 });
+    assert.equal(read.unread, 0);
+    await until(() => clientReceipts.some((receipt) => receipt.read_seq === 1), 'the ✓✓ receipt');
+
+    // The same client_message_id again is the same message, not a new one.
+    const again = await clientSide.send(thread, { text: 'مرحبا coach' }, { clientMessageId: stored.client_message_id });
+    assert.equal(again.seq, 1);
+
+    // Errors: a command, a send, HTTP. A refused send leaves the outbox.
+    await assert.rejects(clientSide.command('teleport'), (error) => error instanceof SpotterError && error.code === 'unknown_command');
+    await assert.rejects(clientSide.send(thread, { text: 'x'.repeat(1001) }), { code: 'message_too_long', field: 'text' });
+    await assert.rejects(clientSide.send('not-a-thread', { text: 'hi' }), { code: 'forbidden' });
+    assert.equal(clientSide.unacknowledged.length, 0);
+    await assert.rejects(clientSide.command('history', { thread_id: thread, colour: 'red' }), { code: 'unknown_field', field: 'colour' });
+    await assert.rejects(clientSide.api('GET', '/v1/clients/nobody/profile'), (error) => error.code === 'forbidden' && error.status === 403);
+    assert.equal((await clientSide.api('GET', '/v1/me')).id, client.id);
+    await assert.rejects(SpotterClient.signIn(server.url, 'client-a@example.com', 'wrong-password'), { code: 'invalid_credentials', status: 401 });
+  });
+});
+
+test('errors come in Arabic when the socket asked for Arabic', async () => {
+  await withServer([], async (server, open) => {
+    const { client } = await server.pair();
+    NodeWebSocket.extraHeaders = { 'Accept-Language': 'ar' };
+    try {
+      const side = open(client);
+      await live(side);
+      const error = await side.command('teleport').catch((refusal) => refusal);
+      assert.equal(error.code, 'unknown_command');
+      assert.match(error.message, /[\u0600-\u06FF]/);
+    } finally {
+      NodeWebSocket.extraHeaders = {};
+    }
+  });
+});
+
+test('kill -9 in the middle of a burst: every send is stored once and the peer gets each message once', async () => {
+  await withServer([], async (server, open) => {
+    const { coach, client, thread } = await server.pair();
+    const coachSide = open(coach);
+    const clientSide = open(client);
+    const seen = [];
+    coachSide.on('message', (event) => seen.push(event.message.seq));
+    await Promise.all([live(coachSide), live(clientSide)]);
+
+    const total = 200, frozenAt = 150;
+    let settled = 0;
+    const results = [];
+    const sends = [];
+    const sendOne = (i) => sends.push(clientSide.send(thread, { text: `burst ${i}` }).then((message) => {
+      settled += 1;
+      results[i] = message;
+    }));
+    for (let i = 0; i < frozenAt; i++) sendOne(i);
+    // Some acked, many not yet. The server freezes (SIGSTOP), so the next sends are surely on the wire with no
+    // answer, then dies without a word (kill -9).
+    await until(() => settled >= 40, 'the first acks');
+    process.kill(server.child.pid, 'SIGSTOP');
+    for (let i = frozenAt; i < total; i++) sendOne(i);
+    await sleep(200);
+    await server.kill();
+    const ackedBeforeKill = settled;
+    assert.ok(ackedBeforeKill <= frozenAt, 'a frozen server acked');
+    await sleep(300);
+    await server.start();
+    let timer;
+    const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`only ${settled}/${total} acked`)), 60000); });
+    await Promise.race([Promise.all(sends), timeout]).finally(() => clearTimeout(timer));
+
+    // Each send resolved once, with its own message; seq 1..total with no gap and no duplicate.
+    assert.equal(settled, total);
+    const seqs = results.map((message) => message.seq).sort((a, b) => a - b);
+    assert.deepEqual(seqs, Array.from({ length: total }, (_, i) => i + 1));
+    assert.deepEqual(results.map((message) => message.text), Array.from({ length: total }, (_, i) => `burst ${i}`));
+    // The coach's app saw each message exactly once (live, or replayed by the resume after the restart).
+    await until(() => new Set(seen).size === total, `the coach to see all ${total} (saw ${new Set(seen).size})`);
+    assert.equal(seen.length, total, `duplicates reached the coach's app: ${seen.length - total}`);
+    assert.equal(clientSide.unacknowledged.length, 0);
+  });
+});
+
+test('auth.expiring is answered with auth.refresh: the socket outlives its first token', async () => {
+  await withServer(['--access-token-lifetime', '6'], async (server, open) => {
+    const { client, thread } = await server.pair();
+    const tokens = [];
+    let disconnects = 0;
+    const side = open(client, { onTokens: (fresh) => tokens.push(fresh) });
+    side.on('disconnect', () => { disconnects += 1; });
+    await live(side);
+    const started = Date.now();
+    await until(() => tokens.length >= 1, 'new tokens', 10000);
+    assert.notEqual(tokens[0].accessToken, client.access);
+    assert.notEqual(tokens[0].refreshToken, client.refresh);
+    // Past the first token's life, the same socket still works.
+    await sleep(Math.max(0, 7000 - (Date.now() - started)));
+    assert.equal((await side.send(thread, { text: 'still here' })).seq, 1);
+    assert.equal(disconnects, 0);
+    // The old refresh token was rotated away.
+    const reused = await server.call('POST', '/v1/auth/refresh', { refresh_token: client.refresh });
+    assert.equal(reused.json.error.code, 'refresh_token_reused');
+  });
+});
+
+test("the app's own refresh callback: new tokens, a reconnect that resumes, nothing lost", async () => {
+  await withServer(['--access-token-lifetime', '6'], async (server, open) => {
+    const { coach, client, thread } = await server.pair();
+    let calls = 0;
+    const refresh = async (refreshToken) => {
+      calls += 1;
+      const { json } = await server.call('POST', '/v1/auth/refresh', { refresh_token: refreshToken });
+      return { accessToken: json.access_token, refreshToken: json.refresh_token };
+    };
+    const side = open(client, { refresh });
+    const coachSide = open(coach, {});
+    const got = [];
+    side.on('message', (event) => got.push(event.message.seq));
+    await Promise.all([live(side), live(coachSide)]);
+    await until(() => calls >= 1, 'the refresh callback', 10000);
+    await coachSide.send(thread, { text: 'after the refresh' });
+    await until(() => got.includes(1), 'the message on the refreshed socket', 10000);
+    assert.deepEqual(got, [1]);
+    assert.notEqual(side.accessToken, client.access);
+  });
+});
+
+test('a revoked session stops the client: no reconnect loop, pending commands fail', async () => {
+  await withServer([], async (server, open) => {
+    const { client } = await server.pair();
+    const side = open(client);
+    let revoked = 0;
+    side.on('revoked', () => { revoked += 1; });
+    await live(side);
+    const signOut = await server.call('POST', '/v1/auth/signout', { refresh_token: client.refresh });
+    assert.equal(signOut.status, 204);
+    await until(() => revoked === 1 && side.state === 'closed', 'the revocation');
+    await assert.rejects(side.command('me'), { code: 'closed' });
+    await sleep(500);
+    assert.equal(revoked, 1);
+    assert.equal(side.state, 'closed');
+  });
+});
+
+test('a refused connect with a revoked token stops too (a browser sees only 1006)', async () => {
+  await withServer([], async (server, open) => {
+    const { client } = await server.pair();
+    await server.call('POST', '/v1/auth/signout', { refresh_token: client.refresh });
+    const side = open(client);
+    await until(() => side.state === 'closed', 'the client to give up');
+  });
+});
+
+test('a cursor the server cannot resume resets the client, which goes live', async () => {
+  await withServer([], async (server, open) => {
+    const { client } = await server.pair();
+    const resets = [];
+    const side = open(client, { cursor: 999999 });
+    side.on('reset', (event) => resets.push(event.error.code));
+    await live(side);
+    assert.deepEqual(resets, ['out_of_range']);
+    assert.ok(side.cursor < 999999);
+  });
+});
+
+test('a stored cursor resumes: events missed while away arrive once, in order', async () => {
+  await withServer([], async (server, open) => {
+    const { coach, client, thread } = await server.pair();
+    const first = open(client);
+    await live(first);
+    const cursor = first.cursor;
+    first.close();
+    const coachSide = open(coach);
+    await live(coachSide);
+    for (let i = 0; i < 5; i++) await coachSide.send(thread, { text: `while away ${i}` });
+    const cursors = [];
+    const back = open(client, { cursor, onCursor: (value) => cursors.push(value) });
+    const got = [];
+    back.on('message', (event) => got.push(event.message.seq));
+    await live(back);
+    await until(() => got.length === 5, 'the missed messages');
+    assert.deepEqual(got, [1, 2, 3, 4, 5]);
+    assert.deepEqual([...cursors].sort((a, b) => a - b), cursors, 'cursors only grow');
+  });
+});
+
+/** A socket the test feeds by hand: `deliver(frame)` plays the server. */
+class ScriptedSocket {
+  static last;
+  constructor(url) {
+    this.url = url;
+    this.sent = [];
+    ScriptedSocket.last = this;
+  }
+  send(text) { this.sent.push(JSON.parse(text)); }
+  close() {}
+  deliver(frame) { this.onmessage?.({ data: JSON.stringify(frame) }); }
+}
+
+test('events at or below the last cursor are dropped; commands wait for live; replies match by id', async () => {
+  const cursors = [];
+  const client = new SpotterClient({ url: 'http://127.0.0.1:9', accessToken: 'a', refreshToken: 'r', WebSocket: ScriptedSocket, cursor: 5, onCursor: (c) => cursors.push(c) });
+  const messages = [];
+  client.on('message', (event) => messages.push(event.cursor));
+  client.connect();
+  await until(() => ScriptedSocket.last, 'the socket');
+  const socket = ScriptedSocket.last;
+  assert.match(socket.url, /^ws:\/\/127\.0\.0\.1:9\/v1\/ws\?access_token=a&cursor=5$/);
+  const me = client.command('me');
+  socket.deliver({ type: 'hello', cursor: 9, user: { id: 'u' }, expires_at: 0 });
+  assert.equal(client.state, 'replaying');
+  assert.equal(socket.sent.length, 0, 'a command waits for the replay to end');
+  for (const cursor of [6, 6, 4, 7]) socket.deliver({ type: 'message', cursor, message: {} });
+  socket.deliver({ type: 'live', cursor: 7 });
+  assert.equal(client.state, 'live');
+  // A resume-style replay may repeat what was delivered live: dropped.
+  for (const cursor of [7, 8, 5, 8, 9]) socket.deliver({ type: 'message', cursor, message: {} });
+  assert.deepEqual(messages, [6, 7, 8, 9]);
+  assert.deepEqual(cursors, [6, 7, 8, 9]);
+  assert.equal(socket.sent.length, 1);
+  socket.deliver({ type: 'reply', id: 'nope', ok: true, result: {} });
+  socket.deliver({ type: 'reply', id: socket.sent[0].id, ok: false, error: { code: 'forbidden', message: 'no' } });
+  await assert.rejects(me, { code: 'forbidden' });
+  client.close();
+});
