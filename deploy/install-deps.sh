@@ -2,10 +2,17 @@
 # Installs the system libraries Spotter builds against, if any is missing:
 # libuv, OpenSSL and SQLite development files, pkg-config to find them,
 # tzdata (session times in each user's time zone) and libcurl (SMS gateway).
+# With --test, also what the test suite drives: Node.js (the JavaScript client's
+# tests) and Chromium with its driver (the console's browser test).
 # Debian 12; runs apt-get as root, or through sudo when not root.
 set -euo pipefail
 
 missing=()
+if [ "${1:-}" = "--test" ]; then
+    command -v node >/dev/null 2>&1 || missing+=(nodejs)
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+fi
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev; do
     module=${pair%%:*}

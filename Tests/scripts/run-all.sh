@@ -3,12 +3,14 @@
 #   1. unit and integration tests (swift test: codec, loop, live server),
 #   2. a smoke test of the release binary: /healthz, then SIGTERM -> exit 0,
 #   3. the Autobahn|Testsuite conformance run, cases 1-10, 0 failures allowed,
-#   4. libFuzzer, 60 s on each of the three parser targets (Tests/Fuzz/README.md).
+#   4. libFuzzer, 60 s on each of the three parser targets (Tests/Fuzz/README.md),
+#   5. the JavaScript client against a live server (Node's test runner, Tests/js),
+#   6. the web console in headless Chromium (Tests/browser).
 # Exits non-zero at the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-deploy/install-deps.sh
+deploy/install-deps.sh --test
 
 LOG=$(mktemp /tmp/spotter-tests.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
@@ -25,8 +27,19 @@ python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev
     || python3 -m pip install -q jsonschema pyyaml openapi-spec-validator
 python3 Tests/scripts/validate-schemas.py .build/schema-samples
 
+echo "== the JavaScript client against a live server (node --test)"
+SPOTTER_BIN=.build/debug/spotter node --test Tests/js/client.test.js 2>&1 | tee -a "$LOG"
+js_passed=$(grep -oE '^# pass [0-9]+' "$LOG" | grep -oE '[0-9]+' | tail -1)
+grep -qE '^# fail 0$' "$LOG" || { echo "run-all: JavaScript client tests failed" >&2; exit 1; }
+
 echo "== release build"
 swift build -c release
+
+echo "== the console in headless Chromium"
+python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q selenium
+python3 Tests/browser/console_test.py .build/release/spotter 2>&1 | tee -a "$LOG"
+browser_passed=$(grep -oE '^browser: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | tail -1)
+[ -n "$browser_passed" ] || { echo "run-all: the browser test reported no result" >&2; exit 1; }
 
 echo "== fuzz: 60 s per target"
 FUZZ_SECONDS=60 Tests/scripts/fuzz.sh | tee -a "$LOG"
@@ -39,5 +52,5 @@ echo "== conformance: Autobahn|Testsuite 1-10"
 Tests/scripts/conformance.sh .build/release/spotter | tee -a "$LOG"
 autobahn_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 
-echo "run-all: every step passed (swift test: $swift_tests, schema check: 1, smoke: 1, autobahn cases: $autobahn_passed, fuzz targets: $fuzz_passed)"
-echo "total: $((swift_tests + 2 + autobahn_passed + fuzz_passed)) passed, 0 failed"
+echo "run-all: every step passed (swift test: $swift_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases: $autobahn_passed, fuzz targets: $fuzz_passed)"
+echo "total: $((swift_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"
