@@ -29,6 +29,8 @@ let package = Package(
         // C libraries from Debian, found through pkg-config.
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // The cluster store's client: PostgreSQL.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // libuv in Swift: loop, TCP, timers, cross-thread wake-ups, work queue.
         .target(name: "EventLoop", dependencies: ["CLibUV"]),
@@ -63,6 +65,15 @@ let package = Package(
         // The fan-out seam: the Broker protocol (and presence) with its in-process engine.
         .target(name: "SpotterBroker"),
 
+        // The cluster store: the log (ChatLogEngine) on PostgreSQL through libpq, on its own writer thread.
+        .target(
+            name: "SpotterPostgres",
+            dependencies: [
+                "CLibPQ", "SpotterStore", "SpotterCore", "SpotterProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // The files Spotter serves to browsers: the JavaScript client (Protocol/clients/js, linked here) and the
         // web console, compiled into the binary.
         .target(
@@ -94,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "spotter",
             dependencies: [
-                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS",
+                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS", "SpotterPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -162,7 +173,9 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
-        .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore"]),
+        // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
+        .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore", "SpotterPostgres", "TestSupport"]),
+        .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterStore", "SpotterCore", "TestSupport"]),
         .testTarget(
             name: "SpotterServerTests",
             dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS"]

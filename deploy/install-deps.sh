@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system libraries Spotter builds against, if any is missing:
 # libuv, OpenSSL and SQLite development files, pkg-config to find them,
-# tzdata (session times in each user's time zone) and libcurl (SMS gateway).
+# tzdata (session times in each user's time zone) and libcurl (SMS gateway);
+# libpq and libnats (the cluster engines: PostgreSQL store, NATS broker).
 # With --test, also what the test suite drives: Node.js (the JavaScript client's
 # tests) and Chromium with its driver (the console's browser test).
 # Debian 12; runs apt-get as root, or through sudo when not root.
@@ -12,9 +13,12 @@ if [ "${1:-}" = "--test" ]; then
     command -v node >/dev/null 2>&1 || missing+=(nodejs)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    # The cluster suite starts its own PostgreSQL (initdb, pg_ctl) and NATS server in a temp directory.
+    [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql)
+    command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 fi
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev; do
+for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev libpq:libpq-dev libnats:libnats-dev; do
     module=${pair%%:*}
     package=${pair##*:}
     if ! pkg-config --exists "$module" 2>/dev/null; then missing+=("$package"); fi

@@ -3,6 +3,7 @@ import Logging
 import SpotterCore
 import FoundationEssentials
 import SpotterServer
+import SpotterPostgres
 import SpotterSMS
 import SpotterStore
 
@@ -285,8 +286,23 @@ struct Migrate: ParsableCommand {
 
     @OptionGroup var storage: StorageOptions
 
+    @Option(help: ArgumentHelp("""
+        A PostgreSQL database to migrate instead of the SQLite one in --data-dir (cluster mode's shared store), as a \
+        libpq URL: postgres://user@host:port/database. [env: SPOTTER_STORE]
+        """, valueName: "url"))
+    var store: String?
+
     func run() throws {
         let logger = try storage.makeLogger()
+        if let url = store ?? env("SPOTTER_STORE") {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw ValidationError("--store must be a postgres:// or postgresql:// URL, got '\(url)'")
+            }
+            let now = try PostgresSchema.migrate(url: url)
+            print("migrations applied now: \(now.isEmpty ? "none" : now.joined(separator: ", "))")
+            print("migrations applied: \(try PostgresSchema.applied(url: url).joined(separator: ", "))")
+            return
+        }
         let store = try Store.open(directory: storage.resolvedDataDirectory, logger: logger)
         print("migrations applied: \(try store.appliedMigrations().joined(separator: ", "))")
     }

@@ -2,7 +2,9 @@ import Foundation
 import GRDB
 import Testing
 import SpotterCore
+import SpotterPostgres
 @testable import SpotterStore
+import TestSupport
 
 /// One engine under test: two threads — "t1" (no 1, coach "c", client "a") and "t2" (no 2, "d" and "b") —
 /// each with its `link` record at positions 1 and 2; and how to make the engine's next append fail.
@@ -31,6 +33,21 @@ struct EngineUnderTest: Sendable, CustomTestStringConvertible {
                                repair: { try rename("logAway", "log") })
     }
 
+    /// A fresh database in the test process's PostgreSQL cluster (started on first use; the suite fails, with
+    /// what to install, where PostgreSQL is missing).
+    static func postgres() throws -> EngineUnderTest {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let database = String(url.split(separator: "/").last!)
+        let log = try PostgresChatLog(url: url)
+        for id in ["c", "d", "a", "b"] { _ = try waitFor { log.setName(id.uppercased(), for: id, completion: $0) } }
+        _ = try waitFor { log.createThread(id: "t1", coachID: "c", clientID: "a", now: 10, completion: $0) }
+        _ = try waitFor { log.createThread(id: "t2", coachID: "d", clientID: "b", now: 11, completion: $0) }
+        return EngineUnderTest(name: "PostgreSQL", engine: log,
+                               breakNextAppend: { try cluster.psql(database, "ALTER TABLE log RENAME TO log_away") },
+                               repair: { try cluster.psql(database, "ALTER TABLE log_away RENAME TO log") })
+    }
+
     static func memory() throws -> EngineUnderTest {
         func row(_ id: String, _ no: Int64, _ coach: String, _ client: String, _ at: Int64) -> ThreadRow {
             ThreadRow(id: id, no: no, coachID: coach, clientID: client, createdAt: at, active: true, lastSeq: 0,
@@ -48,7 +65,7 @@ struct EngineUnderTest: Sendable, CustomTestStringConvertible {
 /// The contract of `ChatLogEngine`, held against every engine.
 @Suite("ChatLogEngine conformance", .serialized)
 struct ChatLogConformanceTests {
-    static func engines() throws -> [EngineUnderTest] { [try .sqlite(), try .memory()] }
+    static func engines() throws -> [EngineUnderTest] { [try .sqlite(), try .memory(), try .postgres()] }
 
     func message(_ thread: Int64, _ side: Side, _ seq: Int64, _ ref: String) -> ChatRecord {
         ChatRecord(kind: .message, threadNo: thread, side: side, seq: seq, ref: ref, body: "body \(ref)", at: 1000 + seq)

@@ -26,6 +26,29 @@ public struct ThreadRow: Sendable, Equatable {
     public struct Positions: Sendable, Equatable {
         public let delivered: Int64
         public let read: Int64
+
+        public init(delivered: Int64, read: Int64) {
+            self.delivered = delivered
+            self.read = read
+        }
+    }
+
+    /// For other engines of the log (PostgreSQL), which read the same views from their own tables.
+    public init(id: String, no: Int64, coachID: String, clientID: String, createdAt: Int64, active: Bool, lastSeq: Int64,
+                lastMessageAt: Int64?, lastPreview: String?, lastSide: Side?, lastPos: Int64, coach: Positions, client: Positions) {
+        self.id = id
+        self.no = no
+        self.coachID = coachID
+        self.clientID = clientID
+        self.createdAt = createdAt
+        self.active = active
+        self.lastSeq = lastSeq
+        self.lastMessageAt = lastMessageAt
+        self.lastPreview = lastPreview
+        self.lastSide = lastSide
+        self.lastPos = lastPos
+        self.coach = coach
+        self.client = client
     }
 
     /// The thread for a `ChatState`, with its views restored.
@@ -486,4 +509,10 @@ public struct SentKey: Sendable, Equatable {
     public let side: Side
     public let clientMessageID: String
     public let seq: Int64
+
+    public init(side: Side, clientMessageID: String, seq: Int64) {
+        self.side = side
+        self.clientMessageID = clientMessageID
+        self.seq = seq
+    }
 }

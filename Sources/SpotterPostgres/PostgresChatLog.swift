@@ -1,0 +1,257 @@
+import Logging
+import Synchronization
+import SpotterCore
+import SpotterStore
+
+/// The log on PostgreSQL, behind the same port as the SQLite engine (`ChatLogEngine`) and held to the same
+/// conformance suite. Appends go through one writer thread (`PostgresWriter`: group commit, one transaction per
+/// batch, positions in commit order across every process that writes to the database); a record is durable in
+/// PostgreSQL when its completion runs. Reads that must see every earlier append (a retry's original, a thread's
+/// recent sends, a client's monthly count) run on the writer, in order; the others (history, resume, load) on a
+/// small pool of reader connections, from any thread but the loop's.
+public final class PostgresChatLog: ChatLogEngine {
+    public let url: String
+    let writer: PostgresWriter
+    private let readers: PGReaderPool
+    /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
+    private let halted = Mutex(false)
+    /// The position the checkpoint being written includes (set by its first part, saved by its last).
+    private let checkpointMark = Mutex<Int64>(0)
+
+    /// Connects, applies missing migrations and starts the writer. Throws `PostgresError` when the server cannot
+    /// be reached or refuses the schema.
+    public init(url: String, logger: Logger = Logger(label: "spotter.postgres")) throws {
+        self.url = url
+        try PostgresSchema.migrate(PGConnection(url: url))
+        self.writer = try PostgresWriter(url: url, logger: logger)
+        self.readers = PGReaderPool(url: url)
+    }
+
+    /// Finishes queued writes and closes the writer's connection.
+    public func close() {
+        writer.stop()
+    }
+
+    // MARK: - Appends (writer thread, in order)
+
+    public func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
+        writer.submit({ [self] batch -> [Int64] in
+            guard !halted.withLock({ $0 }) else { throw ChatLogError.halted }
+            do {
+                return try PostgresChatLog.insert(batch, records)
+            } catch {
+                halted.withLock { $0 = true }
+                throw error
+            }
+        }, completion: { [self] result in
+            if case .failure = result { halted.withLock { $0 = true } }
+            completion(result)
+        })
+    }
+
+    public func resume() {
+        halted.withLock { $0 = false }
+    }
+
+    /// Rows per INSERT statement: 10 parameters each, well under PostgreSQL's 65,535 per statement.
+    private static let rowsPerStatement = 500
+
+    static func insert(_ batch: PGBatch, _ records: [ChatRecord]) throws -> [Int64] {
+        guard let positions = try batch.takePositions(records.count) else { return [] }
+        var start = 0
+        while start < records.count {
+            let chunk = records[start..<min(start + rowsPerStatement, records.count)]
+            var sql = "INSERT INTO log (pos, kind, thread_no, side, seq, a, b, ref, body, at) VALUES "
+            var parameters: [String?] = []
+            parameters.reserveCapacity(chunk.count * 10)
+            for (offset, record) in chunk.enumerated() {
+                let base = parameters.count
+                if offset > 0 { sql += ", " }
+                sql += "(" + (1...10).map { "$\(base + $0)" }.joined(separator: ", ") + ")"
+                parameters += [String(positions.lowerBound + Int64(start + offset)), String(record.kind.rawValue),
+                               String(record.threadNo), String(record.side.rawValue), String(record.seq), String(record.a),
+                               String(record.b), record.ref.map(textValue), record.body.map(textValue), String(record.at)]
+            }
+            try batch.connection.exec(sql, parameters)
+            start += chunk.count
+        }
+        return Array(positions)
+    }
+
+    /// PostgreSQL's text cannot hold NUL; the wire rules refuse it in every field already, this only keeps a
+    /// stray one from failing a whole batch.
+    private static func textValue(_ text: String) -> String {
+        text.contains("\u{0}") ? text.replacingNul : text
+    }
+
+    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
+                           completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+        writer.submit({ [self] batch -> Int64 in
+            let connection = batch.connection
+            if first {
+                let mark = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
+                checkpointMark.withLock { $0 = mark }
+            }
+            for snapshot in snapshots {
+                try connection.exec("""
+                    UPDATE thread SET last_seq = $1, last_message_at = $2, last_preview = $3, last_side = $4,
+                        coach_delivered = $5, coach_read = $6, client_delivered = $7, client_read = $8
+                    WHERE no = $9
+                    """, [String(snapshot.lastSeq), snapshot.lastMessageAt.map(String.init), snapshot.lastPreview.map(PostgresChatLog.textValue),
+                          snapshot.lastSide.map { String($0.rawValue) }, String(snapshot.coachDelivered), String(snapshot.coachRead),
+                          String(snapshot.clientDelivered), String(snapshot.clientRead), String(snapshot.no)])
+            }
+            let mark = checkpointMark.withLock { $0 }
+            if last {
+                try connection.exec("UPDATE log_checkpoint SET pos = GREATEST(pos, $1) WHERE id = 1", [String(mark)])
+            }
+            return mark
+        }, completion: completion)
+    }
+
+    public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
+        writer.submit({ batch in
+            try PostgresChatLog.records(batch.connection.exec(
+                "SELECT * FROM log WHERE thread_no = $1 AND seq = $2 AND kind = 0", [String(threadNo), String(seq)])).first
+        }, completion: completion)
+    }
+
+    public func recentSends(threadNo: Int64, limit: Int, completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void) {
+        writer.submit({ batch in
+            try PostgresChatLog.records(batch.connection.exec(
+                "SELECT * FROM log WHERE thread_no = $1 AND kind = 0 ORDER BY seq DESC LIMIT $2", [String(threadNo), String(limit)]))
+                .map { SentKey(side: $0.side, clientMessageID: $0.ref ?? "", seq: $0.seq) }
+        }, completion: completion)
+    }
+
+    public func sendsSince(threadNos: [Int64], side: Side, since: Int64,
+                           completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        writer.submit({ batch in
+            Int(try batch.connection.exec("""
+                SELECT COUNT(*) FROM log WHERE thread_no = ANY($1::bigint[]) AND kind = 0 AND a != 2 AND side = $2 AND at >= $3
+                """, [PostgresChatLog.array(threadNos), String(side.rawValue), String(since)]).scalar ?? "0") ?? 0
+        }, completion: completion)
+    }
+
+    // MARK: - Threads and names (provisioning; the accounts port comes later)
+
+    /// Makes a thread (numbered after every other) and appends its `link` record, in one transaction; the
+    /// completion gets the thread as it stands and the record with its position.
+    public func createThread(id: String, coachID: String, clientID: String, now: Int64,
+                             completion: @escaping @Sendable (Result<(ThreadRow, ChatRecord), any Error>) -> Void) {
+        writer.submit({ batch -> (ThreadRow, ChatRecord) in
+            let no = Int64(try batch.connection.exec("""
+                INSERT INTO thread (no, id, coach_id, client_id, created_at)
+                SELECT COALESCE(MAX(no), 0) + 1, $1, $2, $3, $4 FROM thread RETURNING no
+                """, [id, coachID, clientID, String(now)]).scalar ?? "0") ?? 0
+            var record = ChatRecord(kind: .link, threadNo: no, side: .client, seq: 0, a: 1, at: now)
+            record.pos = try PostgresChatLog.insert(batch, [record])[0]
+            let row = ThreadRow(id: id, no: no, coachID: coachID, clientID: clientID, createdAt: now, active: true, lastSeq: 0,
+                                lastMessageAt: nil, lastPreview: nil, lastSide: nil, lastPos: record.pos,
+                                coach: .init(delivered: 0, read: 0), client: .init(delivered: 0, read: 0))
+            return (row, record)
+        }, completion: completion)
+    }
+
+    /// Sets a user's display name (what `LoadedChat.names` carries).
+    public func setName(_ name: String?, for userID: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        writer.submit({ batch in
+            try batch.connection.exec("""
+                INSERT INTO "user" (id, full_name) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name
+                """, [userID, name])
+            return ()
+        }, completion: completion)
+    }
+
+    // MARK: - Reads (reader connections; blocking, never on the loop)
+
+    public func load() throws -> LoadedChat {
+        try readers.read { connection in
+            // One snapshot for every part, so the tail, the views and the sessions agree.
+            try connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? connection.exec("COMMIT") }
+            let threads = try PostgresChatLog.threads(connection)
+            let mark = try connection.exec("SELECT pos, resume_floor FROM log_checkpoint WHERE id = 1")
+            let checkpoint = Int64(mark.rows.first?[0] ?? "0") ?? 0
+            let floor = Int64(mark.rows.first?[1] ?? "0") ?? 0
+            let tail = try PostgresChatLog.records(connection.exec("SELECT * FROM log WHERE pos > $1 ORDER BY pos", [String(checkpoint)]))
+            let sessions = try PostgresChatLog.records(connection.exec("SELECT * FROM log WHERE kind = 3 ORDER BY pos"))
+            let coaching = try PostgresChatLog.records(connection.exec("SELECT * FROM log WHERE kind = 6 ORDER BY pos"))
+            let meals = try connection.exec("SELECT thread_no, at FROM log WHERE kind = 0 AND a = 1 ORDER BY thread_no, pos").rows
+                .map { (Int64($0[0] ?? "0") ?? 0, Int64($0[1] ?? "0") ?? 0) }
+            var names: [String: String] = [:]
+            for row in try connection.exec(#"SELECT id, full_name FROM "user" WHERE full_name IS NOT NULL"#).rows {
+                if let id = row[0], let name = row[1] { names[id] = name }
+            }
+            return LoadedChat(threads: threads, names: names, tail: tail, resumeFloor: floor,
+                              sessions: LoadedChat.sessions(from: sessions), coaching: LoadedChat.coaching(from: coaching),
+                              mealTimes: LoadedChat.mealTimes(from: meals))
+        }
+    }
+
+    public func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0, !threadNos.isEmpty else { return [] }
+        return try readers.read { connection in
+            try PostgresChatLog.records(connection.exec(
+                "SELECT * FROM log WHERE thread_no = ANY($1::bigint[]) AND pos > $2 ORDER BY pos LIMIT $3",
+                [PostgresChatLog.array(threadNos), String(pos), String(limit)]))
+        }
+    }
+
+    public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0 else { return [] }
+        return try readers.read { connection in
+            try PostgresChatLog.records(connection.exec("""
+                SELECT * FROM log WHERE thread_no = $1 AND seq < $2 AND (kind = 0 OR (kind = 3 AND a = 1))
+                ORDER BY seq DESC LIMIT $3
+                """, [String(threadNo), String(beforeSeq ?? Int64.max), String(limit)]))
+        }
+    }
+
+    public func meals(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0, !threadNos.isEmpty else { return [] }
+        return try readers.read { connection in
+            try PostgresChatLog.records(connection.exec("""
+                SELECT * FROM log WHERE thread_no = ANY($1::bigint[]) AND kind = 0 AND a = 1 AND pos < $2
+                ORDER BY pos DESC LIMIT $3
+                """, [PostgresChatLog.array(threadNos), String(before ?? Int64.max), String(limit)]))
+        }
+    }
+
+    // MARK: - Rows
+
+    static func array(_ numbers: [Int64]) -> String {
+        "{" + numbers.map(String.init).joined(separator: ",") + "}"
+    }
+
+    static func records(_ answer: PGRows) -> [ChatRecord] {
+        let columns = ["pos", "kind", "thread_no", "side", "seq", "a", "b", "ref", "body", "at"].map(answer.index(of:))
+        return answer.rows.map { row in
+            func number(_ index: Int) -> Int64 { Int64(row[columns[index]] ?? "0") ?? 0 }
+            return ChatRecord(pos: number(0), kind: ChatRecord.Kind(rawValue: number(1)) ?? .message, threadNo: number(2),
+                              side: Side(rawValue: number(3)) ?? .client, seq: number(4), a: number(5), b: number(6),
+                              ref: row[columns[7]], body: row[columns[8]], at: number(9))
+        }
+    }
+
+    static func threads(_ connection: PGConnection) throws -> [ThreadRow] {
+        let answer = try connection.exec("""
+            SELECT t.id, t.no, t.coach_id, t.client_id, t.created_at, t.active, t.last_seq, t.last_message_at,
+                   t.last_preview, t.last_side, t.coach_delivered, t.coach_read, t.client_delivered, t.client_read,
+                   COALESCE((SELECT pos FROM log WHERE thread_no = t.no ORDER BY seq DESC, pos DESC LIMIT 1), 0) AS last_pos
+            FROM thread t ORDER BY t.created_at, t.no
+            """)
+        return answer.rows.map { row in
+            func number(_ index: Int) -> Int64 { Int64(row[index] ?? "0") ?? 0 }
+            return ThreadRow(id: row[0] ?? "", no: number(1), coachID: row[2] ?? "", clientID: row[3] ?? "", createdAt: number(4),
+                             active: row[5] == "t", lastSeq: number(6), lastMessageAt: row[7].flatMap { Int64($0) },
+                             lastPreview: row[8], lastSide: row[9].flatMap { Int64($0) }.flatMap(Side.init(rawValue:)),
+                             lastPos: number(14), coach: .init(delivered: number(10), read: number(11)),
+                             client: .init(delivered: number(12), read: number(13)))
+        }
+    }
+}
+
+extension String {
+    var replacingNul: String { String(String.UnicodeScalarView(unicodeScalars.filter { $0 != "\u{0}" })) }
+}

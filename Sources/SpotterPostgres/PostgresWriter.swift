@@ -1,0 +1,211 @@
+import Foundation
+import Logging
+
+/// What one writer batch's jobs share: the connection, inside the batch transaction, and the next log position.
+///
+/// Every batch transaction first takes one transaction-scoped advisory lock (`appendLock`), so batches of every
+/// process that writes to this database commit one after another: a position is given out only after every
+/// smaller one was committed or rolled back, and a reader that saw position N has seen everything below it. That
+/// is what makes `records(after:)` (resume) gapless with several writing processes, at the cost of one lock per
+/// batch, not per record (group commit amortises it).
+final class PGBatch {
+    let connection: PGConnection
+    private var next: Int64?
+
+    init(connection: PGConnection) {
+        self.connection = connection
+    }
+
+    /// Positions for `count` new records, in order, after every position already in the log.
+    func takePositions(_ count: Int) throws -> ClosedRange<Int64>? {
+        guard count > 0 else { return nil }
+        if next == nil {
+            next = (Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0) + 1
+        }
+        let first = next!
+        next = first + Int64(count)
+        return first...(first + Int64(count) - 1)
+    }
+
+    /// Forgets positions taken by a job that rolled back (they were not written).
+    func rewind(to saved: Int64?) { next = saved }
+    var savedPosition: Int64? { next }
+}
+
+/// One thread that owns writes to PostgreSQL, as `StoreWriter` does for SQLite: jobs submitted while a batch
+/// transaction runs are committed together in the next one (group commit), each in its own savepoint (a job that
+/// throws rolls back only itself), and completions run on the writer thread, in submission order, only after the
+/// batch COMMITTED. If the connection is lost, every job of the batch fails with a connection error (the outcome
+/// of a COMMIT in flight is unknown: the caller must not acknowledge it, and a retry must be idempotent); the
+/// next batch reconnects.
+public final class PostgresWriter: @unchecked Sendable {
+    /// Taken by every batch transaction (pg_advisory_xact_lock): batches of all processes commit in turn.
+    static let appendLock: Int64 = 0x5370_6f74_7465_72  // "Spotter"
+
+    private let condition = NSCondition()
+    private var queue: [any PGJob] = []
+    private var stopping = false
+    private var stopped = false
+    private var thread: Thread?
+    private var connection: PGConnection?
+    private let url: String
+    private let maxBatch: Int
+    private let logger: Logger
+
+    /// Connects at once (a bad URL or an unreachable server throws here, at start, not at the first write).
+    public init(url: String, maxBatch: Int = 512, logger: Logger = Logger(label: "spotter.postgres")) throws {
+        self.url = url
+        self.maxBatch = max(1, maxBatch)
+        self.logger = logger
+        self.connection = try PGConnection(url: url)
+        let thread = Thread { [self] in run() }
+        thread.name = "spotter.postgres.writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Thread-safe. `work` runs on the writer thread inside the batch transaction.
+    func submit<T: Sendable>(_ work: @escaping (PGBatch) throws -> T,
+                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        condition.lock()
+        guard !stopping else {
+            condition.unlock()
+            completion(.failure(PostgresError(sqlState: nil, message: "the writer is stopped")))
+            return
+        }
+        queue.append(Job(work: work, completion: completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Finishes queued jobs, then stops the thread and closes the connection. Idempotent.
+    public func stop() {
+        condition.lock()
+        defer { condition.unlock() }
+        stopping = true
+        condition.broadcast()
+        if let thread, Thread.current === thread { return }
+        while !stopped { condition.wait() }
+    }
+
+    private func run() {
+        while let batch = nextBatch() {
+            var failure: (any Error)?
+            do {
+                let connection = try usableConnection()
+                try connection.exec("BEGIN")
+                try connection.exec("SELECT pg_advisory_xact_lock($1)", [String(PostgresWriter.appendLock)])
+                let context = PGBatch(connection: connection)
+                for job in batch { job.run(context) }
+                try connection.exec("COMMIT")
+            } catch {
+                failure = error
+                if let connection, !connection.isBroken { _ = try? connection.exec("ROLLBACK") }
+                logger.error("postgres batch did not commit", metadata: ["error": "\(error)", "jobs": "\(batch.count)"])
+            }
+            for job in batch { job.finish(batchError: failure) }
+        }
+        connection = nil
+    }
+
+    /// The connection, reopened if the last one broke (PostgreSQL restarted): the first batch after an outage
+    /// reconnects; until the server is back each batch fails at once.
+    private func usableConnection() throws -> PGConnection {
+        if let connection, !connection.isBroken { return connection }
+        connection = nil
+        let fresh = try PGConnection(url: url)
+        connection = fresh
+        logger.notice("postgres writer reconnected")
+        return fresh
+    }
+
+    private func nextBatch() -> [any PGJob]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !stopping { condition.wait() }
+        if queue.isEmpty {
+            stopped = true
+            thread = nil
+            condition.broadcast()
+            return nil
+        }
+        let count = min(queue.count, maxBatch)
+        let batch = Array(queue[..<count])
+        queue.removeFirst(count)
+        return batch
+    }
+}
+
+private protocol PGJob {
+    func run(_ batch: PGBatch)
+    func finish(batchError: (any Error)?)
+}
+
+private final class Job<T: Sendable>: PGJob {
+    let work: (PGBatch) throws -> T
+    let completion: @Sendable (Result<T, any Error>) -> Void
+    var result: Result<T, any Error>?
+
+    init(work: @escaping (PGBatch) throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        self.work = work
+        self.completion = completion
+    }
+
+    func run(_ batch: PGBatch) {
+        let saved = batch.savedPosition
+        do {
+            try batch.connection.exec("SAVEPOINT job")
+        } catch {
+            result = .failure(error)
+            return
+        }
+        do {
+            let value = try work(batch)
+            try batch.connection.exec("RELEASE SAVEPOINT job")
+            result = .success(value)
+        } catch {
+            batch.rewind(to: saved)
+            if !batch.connection.isBroken {
+                _ = try? batch.connection.exec("ROLLBACK TO SAVEPOINT job")
+                _ = try? batch.connection.exec("RELEASE SAVEPOINT job")
+            }
+            result = .failure(error)
+        }
+    }
+
+    func finish(batchError: (any Error)?) {
+        if let batchError {
+            completion(.failure(batchError))
+        } else {
+            completion(result ?? .failure(PostgresError(sqlState: nil, message: "the job did not run")))
+        }
+    }
+}
+
+/// A few connections for reads that need not be ordered with appends (history, resume, load), each used by one
+/// thread at a time. Blocking: never from the event loop.
+final class PGReaderPool: @unchecked Sendable {
+    private let url: String
+    private let lock = NSLock()
+    private var idle: [PGConnection] = []
+    private let maxIdle: Int
+
+    init(url: String, maxIdle: Int = 4) {
+        self.url = url
+        self.maxIdle = maxIdle
+    }
+
+    func read<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        lock.lock()
+        let reused = idle.popLast()
+        lock.unlock()
+        let connection = try reused.flatMap { $0.isBroken ? nil : $0 } ?? PGConnection(url: url)
+        let value = try body(connection)
+        if !connection.isBroken {
+            lock.lock()
+            if idle.count < maxIdle { idle.append(connection) }
+            lock.unlock()
+        }
+        return value
+    }
+}

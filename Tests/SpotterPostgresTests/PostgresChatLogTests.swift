@@ -1,0 +1,161 @@
+import Foundation
+import Synchronization
+import Testing
+import SpotterCore
+import SpotterPostgres
+import SpotterStore
+import TestSupport
+
+/// What the PostgreSQL log guarantees beyond the engine contract (held by `ChatLogConformanceTests` for every
+/// engine): several writers on one database — one per process in a cluster — and a server that goes away.
+@Suite("PostgreSQL log", .serialized)
+struct PostgresChatLogTests {
+    static func message(_ thread: Int64, _ seq: Int64, _ ref: String, side: Side = .client) -> ChatRecord {
+        ChatRecord(kind: .message, threadNo: thread, side: side, seq: seq, ref: ref, body: "body \(ref)", at: 1000 + seq)
+    }
+
+    /// A database with `threads` threads ("t1"…), numbered 1…, and their `link` records at positions 1….
+    static func database(threads: Int, in cluster: PostgresCluster) throws -> String {
+        let url = try cluster.makeDatabase()
+        let log = try PostgresChatLog(url: url)
+        defer { log.close() }
+        for index in 1...threads {
+            _ = try wait { log.createThread(id: "t\(index)", coachID: "c\(index)", clientID: "a\(index)", now: Int64(index), completion: $0) }
+        }
+        return url
+    }
+
+    @Test func twoWritersGetPositionsInCommitOrderWithNoGapAReaderCouldSee() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try Self.database(threads: 2, in: cluster)
+        let writers = [try PostgresChatLog(url: url), try PostgresChatLog(url: url)]
+        defer { for writer in writers { writer.close() } }
+        let reader = try PostgresChatLog(url: url)
+        defer { reader.close() }
+
+        let perWriter = 400
+        let done = DispatchGroup()
+        let failures = Mutex<[String]>([])
+        let finished = Mutex(0)
+        for (index, writer) in writers.enumerated() {
+            done.enter()
+            Thread.detachNewThread {
+                defer { finished.withLock { $0 += 1 }; done.leave() }
+                let thread = Int64(index + 1)
+                // Batches of 1-3 records, each waited for, so the two writers' transactions interleave.
+                var seq: Int64 = 0
+                while seq < Int64(perWriter) {
+                    let count = Int(seq % 3) + 1
+                    let records = (0..<count).map { offset in PostgresChatLogTests.message(thread, seq + Int64(offset) + 1, "w\(index)-\(seq + Int64(offset) + 1)") }
+                    do {
+                        _ = try wait { writer.append(records, completion: $0) }
+                    } catch {
+                        failures.withLock { $0.append("writer \(index): \(error)") }
+                        return
+                    }
+                    seq += Int64(count)
+                }
+            }
+        }
+        // Meanwhile, resume as a client would: from the last position seen. A position below one already seen
+        // arriving later would be a record that resume skipped.
+        var seen: [Int64] = []
+        var last: Int64 = 2
+        let deadline = Date().addingTimeInterval(60)
+        while seen.count < 2 * perWriter && Date() < deadline {
+            let writing = finished.withLock { $0 } < writers.count
+            let page = try reader.records(threadNos: [1, 2], after: last, limit: 50)
+            if page.isEmpty && !writing { break }
+            for record in page {
+                #expect(record.pos > last, "resume went backwards: \(record.pos) after \(last)")
+                last = max(last, record.pos)
+                seen.append(record.pos)
+            }
+        }
+        done.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(seen.count == 2 * perWriter)
+        #expect(seen == Array(3...Int64(2 + 2 * perWriter)), "positions are not gapless and in order")
+        // Each thread's messages came back in seq order, all of them.
+        for thread in [Int64(1), 2] {
+            let history = try reader.history(threadNo: thread, beforeSeq: nil, limit: 1000)
+            #expect(history.map(\.seq) == Array((1...Int64(perWriter)).reversed()))
+        }
+    }
+
+    @Test func aStaleWriterCannotStoreASecondMessageUnderATakenSeq() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try Self.database(threads: 1, in: cluster)
+        let a = try PostgresChatLog(url: url)
+        let b = try PostgresChatLog(url: url)
+        defer { a.close(); b.close() }
+        _ = try wait { a.append([Self.message(1, 1, "from-a")], completion: $0) }
+        // B's memory of the thread is stale: it gives out seq 1 again.
+        #expect(throws: (any Error).self) { try wait { b.append([Self.message(1, 1, "from-b", side: .coach)], completion: $0) } }
+        // Halted until its owner has reloaded (as after any failed append), then seq 2 is fine.
+        #expect(throws: ChatLogError.halted) { try wait { b.append([Self.message(1, 2, "from-b")], completion: $0) } }
+        b.resume()
+        _ = try wait { b.append([Self.message(1, 2, "from-b", side: .coach)], completion: $0) }
+        #expect(try a.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["from-b", "from-a"])
+        // Records that are not messages share the thread's last seq, as in every engine.
+        _ = try wait { a.append([ChatRecord(kind: .receipt, threadNo: 1, side: .client, seq: 2, a: 2, b: 2, at: 5)], completion: $0) }
+    }
+
+    @Test func aServerOutageFailsAppendsWithoutAFalseAckAndTheLogRecoversWithoutARestart() throws {
+        let cluster = try PostgresCluster.start()
+        defer { cluster.stop() }
+        let url = try Self.database(threads: 1, in: cluster)
+        let log = try PostgresChatLog(url: url)
+        defer { log.close() }
+        let acked = try wait { log.append([Self.message(1, 1, "before")], completion: $0) }
+        #expect(acked == [2])
+
+        try cluster.stopServer(immediate: true)
+        let refused = Result { try wait { log.append([Self.message(1, 2, "during")], completion: $0) } }
+        guard case .failure(let error) = refused else {
+            Issue.record("an append was acknowledged with PostgreSQL down")
+            return
+        }
+        #expect((error as? PostgresError)?.isConnectionLost == true, "\(error)")
+        #expect(throws: (any Error).self) { try log.history(threadNo: 1, beforeSeq: nil, limit: 10) }
+
+        try cluster.startServer()
+        log.resume()  // what the messaging hub does once it has reloaded its state
+        // The writer and the readers reconnect by themselves.
+        #expect(try wait { log.append([Self.message(1, 2, "after")], completion: $0) } == [3])
+        #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["after", "before"])
+        // The acknowledged record survived PostgreSQL's crash (an immediate stop skips the shutdown checkpoint).
+        #expect(try log.load().tail.map(\.pos) == [1, 2, 3])
+    }
+
+    @Test func migrationsApplyOnceAndAreListed() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        #expect(try PostgresSchema.migrate(url: url) == ["v1-log"])
+        #expect(try PostgresSchema.migrate(url: url) == [])
+        #expect(try PostgresSchema.applied(url: url) == ["v1-log"])
+        #expect(throws: PostgresError.self) { try PostgresSchema.migrate(url: cluster.url(database: "no_such_database")) }
+    }
+
+    @Test func theMigrateCommandCreatesTheSchema() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let first = try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", url])
+        #expect(first.contains("migrations applied now: v1-log"), "\(first)")
+        let second = try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", url])
+        #expect(second.contains("migrations applied now: none") && second.contains("migrations applied: v1-log"), "\(second)")
+        #expect(throws: (any Error).self) { try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", "mysql://x"]) }
+    }
+}
+
+/// Calls `call` and waits (at most 30 s) for its completion.
+func wait<T: Sendable>(_ call: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
+    let box = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    call { result in
+        box.withLock { $0 = result }
+        done.signal()
+    }
+    guard done.wait(timeout: .now() + 30) == .success else { throw PostgresError(sqlState: nil, message: "timed out") }
+    return try box.withLock { $0! }.get()
+}
