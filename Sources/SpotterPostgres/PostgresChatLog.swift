@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Logging
 import Synchronization
 import SpotterCore
@@ -75,7 +76,41 @@ public final class PostgresChatLog: ChatLogEngine {
             try batch.connection.exec(sql, parameters)
             start += chunk.count
         }
+        for record in records where record.kind == .session {
+            try holdSlots(batch.connection, record)
+        }
         return Array(positions)
+    }
+
+    /// What `session_slot` needs of a session record's body: the session as it now stands.
+    private struct SlotBody: Decodable {
+        struct Session: Decodable {
+            let id: String
+            let coach_id: String
+            let client_id: String
+            let start: Int64
+            let duration_minutes: Int64
+            let status: String
+        }
+        let session: Session
+    }
+
+    /// Sets the session's slots to what the record says it now holds: both participants' time while it holds its
+    /// time, nothing otherwise. An overlap with another session of either participant fails the append
+    /// (SQLSTATE 23P01, exclusion violation).
+    private static func holdSlots(_ connection: PGConnection, _ record: ChatRecord) throws {
+        // A body that is no session (none is, in the log the server writes) holds nothing, as a start's
+        // `LoadedChat.sessions` skips it.
+        guard let body = record.body,
+              let stored = try? JSONDecoder().decode(SlotBody.self, from: Data(body.utf8)) else { return }
+        let session = stored.session
+        try connection.exec("DELETE FROM session_slot WHERE session_id = $1", [session.id])
+        guard SessionStatus(rawValue: session.status)?.holdsTime == true else { return }
+        let end = session.start + session.duration_minutes * 60
+        try connection.exec("""
+            INSERT INTO session_slot (session_id, user_id, during)
+            VALUES ($1, $2, int8range($4, $5)), ($1, $3, int8range($4, $5))
+            """, [session.id, session.coach_id, session.client_id, String(session.start), String(end)])
     }
 
     /// PostgreSQL's text cannot hold NUL; the wire rules refuse it in every field already, this only keeps a

@@ -60,6 +60,20 @@ public enum PostgresSchema {
             );
             INSERT INTO log_checkpoint (id, pos, resume_floor) VALUES (1, 0, 0);
             """),
+        // The sessions' invariant, held by the database: no user in two overlapping sessions that hold their time
+        // (scheduled, reschedule requested, in progress). Each `session` record appended sets its session's rows
+        // here in the same transaction; an overlap is refused by the exclusion constraint whichever process wrote
+        // it. Slots are half-open, [start, end), as the session book's overlap test.
+        Migration(name: "v2-session-slots", sql: """
+            CREATE EXTENSION IF NOT EXISTS btree_gist;
+            CREATE TABLE session_slot (
+                session_id text NOT NULL,
+                user_id text NOT NULL,
+                during int8range NOT NULL,
+                PRIMARY KEY (session_id, user_id),
+                CONSTRAINT session_slot_no_overlap EXCLUDE USING gist (user_id WITH =, during WITH &&)
+            );
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

@@ -128,12 +128,91 @@ struct PostgresChatLogTests {
         #expect(try log.load().tail.map(\.pos) == [1, 2, 3])
     }
 
+    /// The sessions' invariant with writers on several processes (three engines on one database, each on its own
+    /// thread, as three Spotter processes would be): random bookings and cancellations for one coach and four
+    /// clients on crowded slots. Whatever interleaving happens, no user ends up in two overlapping sessions that
+    /// hold their time, every refusal is the database's exclusion constraint, and what the log holds is exactly
+    /// what the writers were told was accepted.
+    @Test func noUserIsInTwoOverlappingSessionsWhicheverProcessBooks() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let setup = try PostgresChatLog(url: url)
+        for index in 1...4 {
+            _ = try wait { setup.createThread(id: "t\(index)", coachID: "c", clientID: "a\(index)", now: 0, completion: $0) }
+        }
+        setup.close()
+        let writers = try (0..<3).map { _ in try PostgresChatLog(url: url) }
+        defer { for writer in writers { writer.close() } }
+
+        struct Outcome { var accepted: [String: Session] = [:]; var refused = 0; var otherErrors: [String] = [] }
+        let outcomes = Mutex([Outcome](repeating: Outcome(), count: writers.count))
+        let group = DispatchGroup()
+        let base: Int64 = 1_900_000_000
+        for (w, writer) in writers.enumerated() {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var random = SplitMix(seed: UInt64(w + 1) * 0x9E37_79B9)
+                var mine: [Session] = []
+                for step in 0..<80 {
+                    var session: Session
+                    if !mine.isEmpty && random.next() % 4 == 0 {
+                        session = mine.remove(at: Int(random.next() % UInt64(mine.count)))
+                        session.status = .cancelled
+                        session.version += 1
+                    } else {
+                        let client = Int(random.next() % 4) + 1
+                        session = Session(id: "s\(w)-\(step)", threadID: "t\(client)", coachID: "c", clientID: "a\(client)",
+                                          start: base + Int64(random.next() % 16) * 900, durationMinutes: [30, 45, 60][Int(random.next() % 3)],
+                                          purpose: "p", meetURL: "https://meet.example/\(w)-\(step)", status: .scheduled)
+                    }
+                    let body = SessionRecordBody(change: session.status == .cancelled ? "cancel" : "created", actor: .coach,
+                                                 action: nil, before: nil, after: session)
+                    let json = String(decoding: try! JSONEncoder().encode(body), as: UTF8.self)
+                    let threadNo = Int64(session.threadID.dropFirst())!
+                    let record = ChatRecord(kind: .session, threadNo: threadNo, side: .coach, seq: 0, ref: session.id, body: json, at: base)
+                    do {
+                        _ = try wait { writer.append([record], completion: $0) }
+                        outcomes.withLock { $0[w].accepted[session.id] = session }
+                        if session.status == .scheduled { mine.append(session) }
+                    } catch let error as PostgresError where error.sqlState == "23P01" {
+                        outcomes.withLock { $0[w].refused += 1 }
+                        writer.resume()
+                    } catch {
+                        outcomes.withLock { $0[w].otherErrors.append("\(error)") }
+                        writer.resume()
+                    }
+                }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 120) == .success)
+        let results = outcomes.withLock { $0 }
+        #expect(results.allSatisfy { $0.otherErrors.isEmpty }, "\(results.flatMap(\.otherErrors))")
+        let refused = results.map(\.refused).reduce(0, +)
+        #expect(refused > 0, "no booking collided: the test proves nothing")
+
+        // The log as a start reads it: the newest state of each session.
+        let stored = try writers[0].load().sessions
+        let believed = results.reduce(into: [String: Session]()) { all, outcome in all.merge(outcome.accepted) { $1 } }
+        #expect(Set(stored.map(\.id)) == Set(believed.keys))
+        for session in stored { #expect(session.status == believed[session.id]?.status, "\(session.id)") }
+        let holding = stored.filter { $0.status.holdsTime }
+        #expect(holding.count > 1)
+        for user in ["c", "a1", "a2", "a3", "a4"] {
+            let theirs = holding.filter { $0.coachID == user || $0.clientID == user }.sorted { $0.start < $1.start }
+            for (earlier, later) in zip(theirs, theirs.dropFirst()) {
+                #expect(earlier.start + Int64(earlier.durationMinutes) * 60 <= later.start,
+                        "\(user) is in \(earlier.id) and \(later.id) at once")
+            }
+        }
+    }
+
     @Test func migrationsApplyOnceAndAreListed() throws {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
-        #expect(try PostgresSchema.migrate(url: url) == ["v1-log"])
+        #expect(try PostgresSchema.migrate(url: url) == ["v1-log", "v2-session-slots"])
         #expect(try PostgresSchema.migrate(url: url) == [])
-        #expect(try PostgresSchema.applied(url: url) == ["v1-log"])
+        #expect(try PostgresSchema.applied(url: url) == ["v1-log", "v2-session-slots"])
         #expect(throws: PostgresError.self) { try PostgresSchema.migrate(url: cluster.url(database: "no_such_database")) }
     }
 
@@ -141,10 +220,23 @@ struct PostgresChatLogTests {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
         let first = try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", url])
-        #expect(first.contains("migrations applied now: v1-log"), "\(first)")
+        #expect(first.contains("migrations applied now: v1-log, v2-session-slots"), "\(first)")
         let second = try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", url])
-        #expect(second.contains("migrations applied now: none") && second.contains("migrations applied: v1-log"), "\(second)")
+        #expect(second.contains("migrations applied now: none") && second.contains("migrations applied: v1-log, v2-session-slots"), "\(second)")
         #expect(throws: (any Error).self) { try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", "mysql://x"]) }
+    }
+}
+
+/// A small seeded generator: the same interleaving-independent choices on every run.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 
