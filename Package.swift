@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "spotter-load", targets: ["LoadGenerator"]),
         .executable(name: "spotter-session-bench", targets: ["SessionBench"]),
         .executable(name: "spotter-dashboard-bench", targets: ["DashboardBench"]),
+        .executable(name: "spotter-log-bench", targets: ["LogBench"]),
     ],
     // Exact versions: this is an application, and a fresh clone must build what was tested. (Package.resolved
     // stays out of git: this machine's package mirror has its own commit ids.)
@@ -157,6 +158,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "LoadTests/DashboardBench"
+        ),
+
+        // The log's append path on SQLite and on PostgreSQL, timed without the server.
+        .executableTarget(
+            name: "LogBench",
+            dependencies: [
+                "SpotterStore", "SpotterPostgres", "SpotterCore", "LoadSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "LoadTests/LogBench"
         ),
 
         // Shared test helpers: a small blocking WebSocket/HTTP client and a

@@ -66,12 +66,8 @@ final class PGConnection {
         PQsetNoticeProcessor(raw, { _, _ in }, nil)
     }
 
-    /// Whether the connection is usable; a broken one is reopened by `reconnectIfBroken()`.
+    /// Whether the connection is usable; the owner replaces a broken one.
     var isBroken: Bool { raw.map { PQstatus($0) != CONNECTION_OK } ?? true }
-
-    func reconnectIfBroken() throws {
-        if isBroken { try connect() }
-    }
 
     /// Runs one statement with text parameters (`$1`…; nil is NULL) and returns its rows (none for commands).
     @discardableResult
@@ -80,18 +76,28 @@ final class PGConnection {
         let result: OpaquePointer? = withCStrings(parameters) { pointers in
             PQexecParams(raw, sql, Int32(parameters.count), nil, pointers, nil, nil, 0)
         }
-        guard let result else {
-            throw PostgresError(sqlState: nil, message: String(cString: PQerrorMessage(raw)).trimmingSpace)
-        }
-        defer { PQclear(result) }
+        return try rows(of: result)
+    }
+
+    /// Throws the server's error if `result` is one.
+    private func check(_ result: OpaquePointer) throws {
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
-            break
+            return
         default:
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let message = String(cString: PQresultErrorMessage(result)).trimmingSpace
             throw PostgresError(sqlState: isBroken ? nil : state, message: message)
         }
+    }
+
+    /// The rows of an answer (freed here), or its error.
+    private func rows(of result: OpaquePointer?) throws -> PGRows {
+        guard let result else {
+            throw PostgresError(sqlState: nil, message: raw.map { String(cString: PQerrorMessage($0)).trimmingSpace } ?? "not connected")
+        }
+        defer { PQclear(result) }
+        try check(result)
         let rowCount = Int(PQntuples(result))
         let columnCount = Int(PQnfields(result))
         let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
@@ -112,6 +118,28 @@ final class PGConnection {
         return PGRows(columns: columns, rows: rows)
     }
 
+    /// Statements prepared on this connection, by name (preparing is per connection, and a new one after a
+    /// reconnect starts with none).
+    private var prepared: Set<String> = []
+
+    /// Runs a statement prepared once per connection under `name` (the server parses and plans it once).
+    @discardableResult
+    func execPrepared(_ name: String, _ sql: String, _ parameters: [String?]) throws -> PGRows {
+        guard let raw else { throw PostgresError(sqlState: nil, message: "not connected") }
+        if !prepared.contains(name) {
+            guard let result = PQprepare(raw, name, sql, Int32(parameters.count), nil) else {
+                throw PostgresError(sqlState: nil, message: String(cString: PQerrorMessage(raw)).trimmingSpace)
+            }
+            defer { PQclear(result) }
+            try check(result)
+            prepared.insert(name)
+        }
+        let result: OpaquePointer? = withCStrings(parameters) { pointers in
+            PQexecPrepared(raw, name, Int32(parameters.count), pointers, nil, nil, 0)
+        }
+        return try rows(of: result)
+    }
+
     /// Runs several statements in one string (no parameters): migrations.
     func execScript(_ sql: String) throws {
         guard let raw else { throw PostgresError(sqlState: nil, message: "not connected") }
@@ -119,11 +147,7 @@ final class PGConnection {
             throw PostgresError(sqlState: nil, message: String(cString: PQerrorMessage(raw)).trimmingSpace)
         }
         defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw PostgresError(sqlState: isBroken ? nil : state, message: String(cString: PQresultErrorMessage(result)).trimmingSpace)
-        }
+        try check(result)
     }
 
     /// Copies each string into C memory for the length of `body` (libpq copies what it needs before returning).

@@ -54,28 +54,22 @@ public final class PostgresChatLog: ChatLogEngine {
         halted.withLock { $0 = false }
     }
 
-    /// Rows per INSERT statement: 10 parameters each, well under PostgreSQL's 65,535 per statement.
-    private static let rowsPerStatement = 500
+    /// One statement for any number of rows: ten arrays, one per column, zipped by `unnest` and prepared once
+    /// per connection (a multi-row VALUES list is parsed and planned anew for every batch, which cost PostgreSQL
+    /// more than the rows themselves).
+    private static let insertSQL = """
+        INSERT INTO log (pos, kind, thread_no, side, seq, a, b, ref, body, at)
+        SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::bigint[], $4::smallint[], $5::bigint[], $6::bigint[],
+                             $7::bigint[], $8::text[], $9::text[], $10::bigint[])
+        """
 
     static func insert(_ batch: PGBatch, _ records: [ChatRecord]) throws -> [Int64] {
         guard let positions = try batch.takePositions(records.count) else { return [] }
-        var start = 0
-        while start < records.count {
-            let chunk = records[start..<min(start + rowsPerStatement, records.count)]
-            var sql = "INSERT INTO log (pos, kind, thread_no, side, seq, a, b, ref, body, at) VALUES "
-            var parameters: [String?] = []
-            parameters.reserveCapacity(chunk.count * 10)
-            for (offset, record) in chunk.enumerated() {
-                let base = parameters.count
-                if offset > 0 { sql += ", " }
-                sql += "(" + (1...10).map { "$\(base + $0)" }.joined(separator: ", ") + ")"
-                parameters += [String(positions.lowerBound + Int64(start + offset)), String(record.kind.rawValue),
-                               String(record.threadNo), String(record.side.rawValue), String(record.seq), String(record.a),
-                               String(record.b), record.ref.map(textValue), record.body.map(textValue), String(record.at)]
-            }
-            try batch.connection.exec(sql, parameters)
-            start += chunk.count
-        }
+        try batch.connection.execPrepared("log_insert", insertSQL, [
+            array(Array(positions)), array(records.map(\.kind.rawValue)), array(records.map(\.threadNo)),
+            array(records.map(\.side.rawValue)), array(records.map(\.seq)), array(records.map(\.a)), array(records.map(\.b)),
+            textArray(records.map(\.ref)), textArray(records.map(\.body)), array(records.map(\.at)),
+        ])
         for record in records where record.kind == .session {
             try holdSlots(batch.connection, record)
         }
@@ -257,6 +251,36 @@ public final class PostgresChatLog: ChatLogEngine {
 
     static func array(_ numbers: [Int64]) -> String {
         "{" + numbers.map(String.init).joined(separator: ",") + "}"
+    }
+
+    /// A text[] literal: every element quoted (backslash and double quote escaped), NULL for nil. PostgreSQL's
+    /// text cannot hold NUL; the wire rules refuse it in every field already, this only keeps a stray one from
+    /// failing a whole batch.
+    static func textArray(_ texts: [String?]) -> String {
+        var literal = "{"
+        for (index, text) in texts.enumerated() {
+            if index > 0 { literal += "," }
+            guard let text else {
+                literal += "NULL"
+                continue
+            }
+            literal += "\""
+            if !text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0 }) {
+                literal += text
+                literal += "\""
+                continue
+            }
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\\": literal += "\\\\"
+                case "\"": literal += "\\\""
+                case "\u{0}": continue
+                default: literal.unicodeScalars.append(scalar)
+                }
+            }
+            literal += "\""
+        }
+        return literal + "}"
     }
 
     static func records(_ answer: PGRows) -> [ChatRecord] {

@@ -207,6 +207,23 @@ struct PostgresChatLogTests {
         }
     }
 
+    @Test func textsComeBackByteForByteWhateverTheyHold() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try Self.database(threads: 1, in: cluster)
+        let log = try PostgresChatLog(url: url)
+        defer { log.close() }
+        let texts = [#"quote " and backslash \ and \" both"#, "{braces},commas,\"NULL\"", "NULL", "", " spaced ",
+                     "مرحبا كيف حالك؟", "emoji 👋🏽 and\nnew\tlines", #"{"json": "card", "kcal": [1, 2]}"#, "a\u{0}b"]
+        var records = texts.enumerated().map { index, text in
+            ChatRecord(kind: .message, threadNo: 1, side: .client, seq: Int64(index + 1), ref: text, body: text, at: 7)
+        }
+        records.append(ChatRecord(kind: .message, threadNo: 1, side: .coach, seq: Int64(texts.count + 1), ref: nil, body: nil, at: 7))
+        _ = try wait { log.append(records, completion: $0) }
+        let stored = try log.records(threadNos: [1], after: 1, limit: 100)
+        #expect(stored.map(\.body) == texts.map { $0.replacingOccurrences(of: "\u{0}", with: "") } + [nil])
+        #expect(stored.map(\.ref) == texts.map { $0.replacingOccurrences(of: "\u{0}", with: "") } + [nil])
+    }
+
     @Test func migrationsApplyOnceAndAreListed() throws {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
