@@ -271,16 +271,23 @@ struct MessagingTests {
         #expect(try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "f1", "text": "one"])["seq"] as? Int == 1)
         try chat.server.store.writer.write { db in try db.execute(sql: "ALTER TABLE log RENAME TO logAway") }
         let failed = try client.command("message.send", ["thread_id": chat.thread, "client_message_id": "f2", "text": "two"])
-        #expect(failed["ok"] as? Bool == false)
+        // Typed: nothing was saved, retry later (never a false ack, never a bare internal error).
+        #expect(errorCode(failed) == "unavailable")
+        #expect((failed["error"] as? [String: Any])?["retry_after"] as? Int == 1)
         try chat.server.store.writer.write { db in try db.execute(sql: "ALTER TABLE logAway RENAME TO log") }
-        // Refused while the state reloads, then accepted with the next seq after the last durable one.
+        // Refused while the state reloads (also `unavailable`), then accepted with the next seq after the last durable one.
         var seq: Int?
+        var refusals: Set<String> = []
         for attempt in 0..<50 where seq == nil {
             let reply = try client.command("message.send", ["thread_id": chat.thread, "client_message_id": "f3-\(attempt)", "text": "three"])
             seq = (reply["result"] as? [String: Any])?["seq"] as? Int
-            if seq == nil { Thread.sleep(forTimeInterval: 0.05) }
+            if seq == nil {
+                refusals.insert(errorCode(reply) ?? "?")
+                Thread.sleep(forTimeInterval: 0.05)
+            }
         }
         #expect(seq == 2)
+        #expect(refusals.isSubset(of: ["unavailable"]), "\(refusals)")
         let history = try client.result("history", ["thread_id": chat.thread])
         #expect((history["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [2, 1])
     }

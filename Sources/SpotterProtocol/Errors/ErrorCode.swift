@@ -129,6 +129,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case measurementTooSoon = "measurement_too_soon"
     /// 400: a cutting goal below a safe body fat (8 % for men, 15 % for women).
     case unsafeGoal = "unsafe_goal"
+    /// 503: the server cannot store changes right now (its database failed a write or is out of reach); nothing of
+    /// this command was saved. Retry after `retry_after` with the same `client_message_id`.
+    case unavailable = "unavailable"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -307,6 +310,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .unsafeGoal:
             return (400, "This goal is below a safe body fat (8% for men, 15% for women). Choose a higher target.",
                     "هذا الهدف أقل من نسبة الدهون الآمنة (8% للرجال و15% للنساء). اختر هدفًا أعلى.")
+        case .unavailable:
+            return (503, "The service can't save this right now. Nothing was saved; please try again in a moment.",
+                    "تعذّر على الخدمة حفظ هذا الآن. لم يُحفظ شيء؛ يرجى المحاولة مرة أخرى بعد قليل.")
         case .outsideJoinWindow:
             return (409, "You can join from 10 minutes before the session starts until it ends.",
                     "يمكنك الانضمام قبل بدء الجلسة بعشر دقائق وحتى نهايتها.")

@@ -44,9 +44,8 @@ extension AppSocket {
             return
         }
         // At most 64 sends in flight per socket, and none past the server's bound.
-        guard pendingSends < 64, !hub.isOverloaded else {
-            return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
-        }
+        if let refusal = hub.writeRefusal { return reply(id: id, error: refusal) }
+        guard pendingSends < 64 else { return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1)) }
         pendingSends += 1
         let arrived = ContinuousClock.now
         let send = { [self] (kind: MessageKind, body: String, withAttachments: Bool) in

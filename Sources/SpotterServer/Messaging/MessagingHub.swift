@@ -33,6 +33,13 @@ final class MessagingHub {
     private(set) var inFlight = 0
     let maxInFlight: Int
     var isOverloaded: Bool { inFlight >= maxInFlight || reloading }
+    /// Why a new write is refused right now, if it is: the store failed and the state is being rebuilt from it
+    /// (`unavailable`, nothing can be made durable yet), or too many records wait for the store (`rate_limited`).
+    var writeRefusal: APIError? {
+        if reloading { return APIError(.unavailable, retryAfterSeconds: 1) }
+        if inFlight >= maxInFlight { return APIError(.rateLimited, retryAfterSeconds: 1) }
+        return nil
+    }
     /// Sends waiting for their thread's idempotency window, by thread id.
     private var waitingForWindow: [String: [() -> Void]] = [:]
     /// After a failed append: the state is being rebuilt from the store, and writes are refused.
@@ -95,7 +102,9 @@ final class MessagingHub {
             }
         case .failure(let error):
             server.logger.critical("log append failed; reloading chat state from the store", metadata: ["error": "\(error)"])
-            let apiError = APIError(wrapping: error)
+            // Nothing of the batch is durable (or its outcome is unknown: a connection lost during COMMIT); the
+            // client retries with the same ids, which the reloaded state answers if the records did land.
+            let apiError = APIError(.unavailable, retryAfterSeconds: 1)
             for pending in batch { pending.done(.failure(apiError)) }
             reload()
         }

@@ -230,7 +230,7 @@ final class RecordDesk {
                         _ decision: () throws(APIError) -> (ChatThread, Side, [RecordBody])) {
         let thread: ChatThread, side: Side, bodies: [RecordBody]
         do throws(APIError) {
-            guard !hub.isOverloaded else { throw APIError(.rateLimited, retryAfterSeconds: 1) }
+            if let refusal = hub.writeRefusal { throw refusal }
             (thread, side, bodies) = try decision()
         } catch {
             return reply(.failure(error))

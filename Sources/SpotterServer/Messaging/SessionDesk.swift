@@ -39,7 +39,7 @@ final class SessionDesk {
                       reply: @escaping (Result<String, APIError>) -> Void) {
         let invite = Mark.self == Invite.self
         do throws(APIError) {
-            guard !hub.isOverloaded else { throw APIError(.rateLimited, retryAfterSeconds: 1) }
+            if let refusal = hub.writeRefusal { throw refusal }
             guard let threadID = command.threadId else { throw APIError(.missingField, field: "thread_id") }
             guard let start = command.start else { throw APIError(.missingField, field: "start") }
             guard let minutes = command.durationMinutes else { throw APIError(.missingField, field: "duration_minutes") }
@@ -68,7 +68,7 @@ final class SessionDesk {
     }
 
     func act(_ command: SessionActCommand, by userID: String, now: Int64, reply: @escaping (Result<String, APIError>) -> Void) {
-        guard !hub.isOverloaded else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
+        if let refusal = hub.writeRefusal { return reply(.failure(refusal)) }
         guard let id = command.sessionId else { return reply(.failure(APIError(.missingField, field: "session_id"))) }
         guard let name = command.action else { return reply(.failure(APIError(.missingField, field: "action"))) }
         // The server's own actions are not commands.
