@@ -37,7 +37,7 @@ public struct UserRecord: Sendable, Equatable {
         self.avatar = avatar
     }
 
-    init(row: Row) {
+    init(row: SQLRow) {
         self.init(id: row["id"], role: row["role"], fullName: row["fullName"], email: row["email"], phone: row["phone"],
                   passwordHash: row["passwordHash"], language: row["language"],
                   onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"], timeZone: row["timeZone"],
@@ -82,7 +82,7 @@ public struct ClientProfileRecord: Sendable, Equatable {
         self.updatedAt = updatedAt
     }
 
-    init(row: Row) {
+    init(row: SQLRow) {
         self.init(userId: row["userId"], dateOfBirth: row["dateOfBirth"], gender: row["gender"],
                   heightCm: row["heightCm"], weightKg: row["weightKg"], goal: row["goal"],
                   experienceLevel: row["experienceLevel"],
@@ -155,7 +155,7 @@ public struct ChangeRequestRecord: Sendable, Equatable {
         self.decidedBy = decidedBy
     }
 
-    init(row: Row) {
+    init(row: SQLRow) {
         self.init(id: row["id"], clientId: row["clientId"], fromCoachId: row["fromCoachId"], toCoachId: row["toCoachId"],
                   reason: row["reason"], status: row["status"], createdAt: row["createdAt"],
                   decidedAt: row["decidedAt"], decidedBy: row["decidedBy"])

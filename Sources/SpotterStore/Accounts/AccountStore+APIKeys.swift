@@ -13,9 +13,9 @@ public struct APIKeyRecord: Sendable, Equatable {
 extension AccountStore {
     public func createAPIKey(id: String, name: String, keyHash: String, createdBy: String, now: Int64) throws -> APIKeyRecord {
         try write { db in
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO apiKey (id, name, keyHash, createdBy, createdAt) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [id, name, keyHash, createdBy, now])
+                """, [id, name, keyHash, createdBy, now])
             return APIKeyRecord(id: id, name: name, createdBy: createdBy, createdAt: now, revokedAt: nil)
         }
     }
@@ -23,7 +23,7 @@ extension AccountStore {
     /// Every key, newest first, without secrets.
     public func apiKeys() throws -> [APIKeyRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT id, name, createdBy, createdAt, revokedAt FROM apiKey ORDER BY createdAt DESC, id")
+            try db.fetchAll("SELECT id, name, createdBy, createdAt, revokedAt FROM apiKey ORDER BY createdAt DESC, id")
                 .map { APIKeyRecord(id: $0["id"], name: $0["name"], createdBy: $0["createdBy"], createdAt: $0["createdAt"],
                                     revokedAt: $0["revokedAt"]) }
         }
@@ -32,8 +32,8 @@ extension AccountStore {
     /// Revokes a key; false when there is no such key. Revoking twice keeps the first time.
     public func revokeAPIKey(id: String, now: Int64) throws -> Bool {
         try write { db in
-            guard try Int.fetchOne(db, sql: "SELECT 1 FROM apiKey WHERE id = ?", arguments: [id]) != nil else { return false }
-            try db.execute(sql: "UPDATE apiKey SET revokedAt = ? WHERE id = ? AND revokedAt IS NULL", arguments: [now, id])
+            guard try db.fetchOne("SELECT 1 FROM apiKey WHERE id = ?", [id]) != nil else { return false }
+            try db.execute("UPDATE apiKey SET revokedAt = ? WHERE id = ? AND revokedAt IS NULL", [now, id])
             return true
         }
     }
@@ -41,7 +41,7 @@ extension AccountStore {
     /// The id of the live (not revoked) key with this hash, if any.
     public func apiKeyID(hash: String) throws -> String? {
         try read { db in
-            try String.fetchOne(db, sql: "SELECT id FROM apiKey WHERE keyHash = ? AND revokedAt IS NULL", arguments: [hash])
+            try db.fetchValue("SELECT id FROM apiKey WHERE keyHash = ? AND revokedAt IS NULL", [hash])
         }
     }
 }

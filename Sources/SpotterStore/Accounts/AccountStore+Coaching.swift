@@ -11,7 +11,7 @@ extension AccountStore {
     /// Every coach with how many clients it has, ordered by full name (then id).
     public func listCoaches() throws -> [(id: String, fullName: String?, clientCount: Int, avatar: String?)] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.fetchAll("""
                 SELECT u.id, u.fullName, u.avatar,
                        (SELECT COUNT(*) FROM coachClientLink l WHERE l.coachId = c.userId) AS clientCount
                 FROM coach c JOIN "user" u ON u.id = c.userId
@@ -36,11 +36,10 @@ extension AccountStore {
     }
 
     /// `createLink` inside the caller's write transaction (the messaging writer, which logs the change).
-    public static func createLink(_ db: Database, clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
+    public static func createLink(_ db: any SQLDatabase, clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
         guard try isCoach(coachID, db), try userExists(clientID, db) else { throw AccountStoreError.notFound }
         if try fetchLink(clientID: clientID, db) != nil { throw AccountStoreError.conflict("already_linked") }
-        try db.execute(sql: "INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)",
-                       arguments: [clientID, coachID, now])
+        try db.execute("INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)", [clientID, coachID, now])
         try ensureThread(id: threadID, coachID: coachID, clientID: clientID, now: now, db)
         guard let link = try fetchLink(clientID: clientID, db) else { throw AccountStoreError.notFound }
         return link
@@ -50,7 +49,7 @@ extension AccountStore {
     /// weight entry and the coach–client thread.
     public func clients(ofCoach coachID: String) throws -> [ClientListing] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.fetchAll("""
                 SELECT u.id, u.fullName, p.goal, p.experienceLevel, p.dateOfBirth, t.id AS threadId,
                        (SELECT w.weightKg FROM weightEntry w WHERE w.clientId = u.id
                         ORDER BY w.recordedAt DESC, w.id DESC LIMIT 1) AS latestWeightKg
@@ -60,7 +59,7 @@ extension AccountStore {
                 LEFT JOIN clientProfile p ON p.userId = u.id
                 WHERE l.coachId = ?
                 ORDER BY u.fullName, u.id
-                """, arguments: [coachID]).map { row in
+                """, [coachID]).map { row in
                 ClientListing(clientId: row["id"], fullName: row["fullName"], goal: row["goal"],
                               experienceLevel: row["experienceLevel"], dateOfBirth: row["dateOfBirth"],
                               latestWeightKg: row["latestWeightKg"], threadId: row["threadId"])
@@ -78,16 +77,15 @@ extension AccountStore {
                                     now: Int64) throws -> ChangeRequestRecord {
         try write { db in
             guard let current = try Self.fetchLink(clientID: clientID, db) else { throw AccountStoreError.conflict("no_coach") }
-            if try Row.fetchOne(db, sql: "SELECT 1 FROM coachChangeRequest WHERE clientId = ? AND status = 'pending'",
-                                arguments: [clientID]) != nil {
+            if try db.fetchOne("SELECT 1 FROM coachChangeRequest WHERE clientId = ? AND status = 'pending'", [clientID]) != nil {
                 throw AccountStoreError.conflict("pending")
             }
             guard try Self.isCoach(toCoachID, db) else { throw AccountStoreError.notFound }
             if current.coachId == toCoachID { throw AccountStoreError.conflict("same_coach") }
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO coachChangeRequest (id, clientId, fromCoachId, toCoachId, reason, status, createdAt)
                 VALUES (?, ?, ?, ?, ?, 'pending', ?)
-                """, arguments: [id, clientID, current.coachId, toCoachID, reason, now])
+                """, [id, clientID, current.coachId, toCoachID, reason, now])
             guard let record = try Self.fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
             return record
         }
@@ -96,9 +94,9 @@ extension AccountStore {
     /// Requests with this status ("pending", "approved", "rejected"), or all when nil; newest first.
     public func changeRequests(status: String?) throws -> [ChangeRequestRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.fetchAll("""
                 SELECT * FROM coachChangeRequest WHERE ?1 IS NULL OR status = ?1 ORDER BY createdAt DESC, rowid DESC
-                """, arguments: [status]).map(ChangeRequestRecord.init(row:))
+                """, [status]).map(ChangeRequestRecord.init(row:))
         }
     }
 
@@ -116,56 +114,56 @@ extension AccountStore {
 
     /// `decideChangeRequest` inside the caller's write transaction, with the coach the client had before
     /// (nil if none, or if the request was rejected).
-    public static func decideChangeRequest(_ db: Database, id: String, approve: Bool, adminID: String, threadID: String,
+    public static func decideChangeRequest(_ db: any SQLDatabase, id: String, approve: Bool, adminID: String, threadID: String,
                                            now: Int64) throws -> (request: ChangeRequestRecord, previousCoachID: String?) {
         guard let request = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
         guard request.status == "pending" else { throw AccountStoreError.conflict("not_pending") }
         var previous: String?
         if approve {
             previous = try fetchLink(clientID: request.clientId, db)?.coachId
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)
                 ON CONFLICT(clientId) DO UPDATE SET coachId = excluded.coachId, createdAt = excluded.createdAt
-                """, arguments: [request.clientId, request.toCoachId, now])
+                """, [request.clientId, request.toCoachId, now])
             try ensureThread(id: threadID, coachID: request.toCoachId, clientID: request.clientId, now: now, db)
         }
-        try db.execute(sql: """
+        try db.execute("""
             UPDATE coachChangeRequest SET status = ?, decidedAt = ?, decidedBy = ? WHERE id = ?
-            """, arguments: [approve ? "approved" : "rejected", now, adminID, id])
+            """, [approve ? "approved" : "rejected", now, adminID, id])
         guard let decided = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
         return (decided, previous)
     }
 
     // MARK: Helpers (inside a transaction)
 
-    private static func fetchLink(clientID: String, _ db: Database) throws -> LinkRecord? {
-        try Row.fetchOne(db, sql: """
+    private static func fetchLink(clientID: String, _ db: any SQLDatabase) throws -> LinkRecord? {
+        try db.fetchOne("""
             SELECT l.clientId, l.coachId, l.createdAt, t.id AS threadId
             FROM coachClientLink l JOIN thread t ON t.coachId = l.coachId AND t.clientId = l.clientId
             WHERE l.clientId = ?
-            """, arguments: [clientID]).map { row in
+            """, [clientID]).map { row in
             LinkRecord(clientId: row["clientId"], coachId: row["coachId"], threadId: row["threadId"],
                        createdAt: row["createdAt"])
         }
     }
 
-    private static func fetchRequest(id: String, _ db: Database) throws -> ChangeRequestRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM coachChangeRequest WHERE id = ?", arguments: [id])
+    private static func fetchRequest(id: String, _ db: any SQLDatabase) throws -> ChangeRequestRecord? {
+        try db.fetchOne("SELECT * FROM coachChangeRequest WHERE id = ?", [id])
             .map(ChangeRequestRecord.init(row:))
     }
 
-    private static func isCoach(_ userID: String, _ db: Database) throws -> Bool {
-        try Row.fetchOne(db, sql: "SELECT 1 FROM coach WHERE userId = ?", arguments: [userID]) != nil
+    private static func isCoach(_ userID: String, _ db: any SQLDatabase) throws -> Bool {
+        try db.fetchOne("SELECT 1 FROM coach WHERE userId = ?", [userID]) != nil
     }
 
-    private static func userExists(_ userID: String, _ db: Database) throws -> Bool {
-        try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE id = ?"#, arguments: [userID]) != nil
+    private static func userExists(_ userID: String, _ db: any SQLDatabase) throws -> Bool {
+        try db.fetchOne(#"SELECT 1 FROM "user" WHERE id = ?"#, [userID]) != nil
     }
 
-    private static func ensureThread(id: String, coachID: String, clientID: String, now: Int64, _ db: Database) throws {
-        try db.execute(sql: """
+    private static func ensureThread(id: String, coachID: String, clientID: String, now: Int64, _ db: any SQLDatabase) throws {
+        try db.execute("""
             INSERT INTO thread (id, coachId, clientId, createdAt) VALUES (?, ?, ?, ?)
             ON CONFLICT(coachId, clientId) DO NOTHING
-            """, arguments: [id, coachID, clientID, now])
+            """, [id, coachID, clientID, now])
     }
 }

@@ -21,7 +21,7 @@ extension AccountStore {
     /// The user's pending email change, if any.
     public func emailChange(userID: String) throws -> EmailChange? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM emailChange WHERE userId = ?", arguments: [userID]).map {
+            try db.fetchOne("SELECT * FROM emailChange WHERE userId = ?", [userID]).map {
                 EmailChange(email: $0["email"], codeDigest: $0["codeDigest"], issuedAt: $0["issuedAt"],
                             failedAttempts: $0["failedAttempts"])
             }
@@ -31,29 +31,29 @@ extension AccountStore {
     /// Starts (or replaces) the user's email change. `.emailTaken` when another user has that address already.
     public func saveEmailChange(userID: String, _ change: EmailChange) throws {
         try write { db in
-            if try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE email = ? AND id != ?"#,
-                                arguments: [change.email, userID]) != nil {
+            if try db.fetchOne(#"SELECT 1 FROM "user" WHERE email = ? AND id != ?"#,
+                                [change.email, userID]) != nil {
                 throw AccountStoreError.emailTaken
             }
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO emailChange (userId, email, codeDigest, issuedAt, failedAttempts) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(userId) DO UPDATE SET email = excluded.email, codeDigest = excluded.codeDigest,
                     issuedAt = excluded.issuedAt, failedAttempts = excluded.failedAttempts
-                """, arguments: [userID, change.email, change.codeDigest, change.issuedAt, change.failedAttempts])
+                """, [userID, change.email, change.codeDigest, change.issuedAt, change.failedAttempts])
         }
     }
 
     /// Counts a wrong code against the pending change.
     public func countEmailChangeFailure(userID: String, failedAttempts: Int) throws {
         try write { db in
-            try db.execute(sql: "UPDATE emailChange SET failedAttempts = ? WHERE userId = ?", arguments: [failedAttempts, userID])
+            try db.execute("UPDATE emailChange SET failedAttempts = ? WHERE userId = ?", [failedAttempts, userID])
         }
     }
 
     /// Forgets the pending change (expired, or a code that could not be sent).
     public func deleteEmailChange(userID: String) throws {
         try write { db in
-            try db.execute(sql: "DELETE FROM emailChange WHERE userId = ?", arguments: [userID])
+            try db.execute("DELETE FROM emailChange WHERE userId = ?", [userID])
         }
     }
 
@@ -63,13 +63,13 @@ extension AccountStore {
     @discardableResult
     public func confirmEmailChange(userID: String) throws -> UserRecord {
         try write({ db -> UserRecord in
-            guard let email = try String.fetchOne(db, sql: "SELECT email FROM emailChange WHERE userId = ?", arguments: [userID])
+            guard let email: String = try db.fetchValue("SELECT email FROM emailChange WHERE userId = ?", [userID])
             else { throw AccountStoreError.notFound }
-            if try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE email = ? AND id != ?"#, arguments: [email, userID]) != nil {
+            if try db.fetchOne(#"SELECT 1 FROM "user" WHERE email = ? AND id != ?"#, [email, userID]) != nil {
                 throw AccountStoreError.emailTaken
             }
-            try db.execute(sql: #"UPDATE "user" SET email = ? WHERE id = ?"#, arguments: [email, userID])
-            try db.execute(sql: "DELETE FROM emailChange WHERE userId = ?", arguments: [userID])
+            try db.execute(#"UPDATE "user" SET email = ? WHERE id = ?"#, [email, userID])
+            try db.execute("DELETE FROM emailChange WHERE userId = ?", [userID])
             guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
             return user
         }, users: { [$0] })
@@ -79,7 +79,7 @@ extension AccountStore {
     @discardableResult
     public func setAvatar(userID: String, _ avatar: String?) throws -> UserRecord {
         try write({ db -> UserRecord in
-            try db.execute(sql: #"UPDATE "user" SET avatar = ? WHERE id = ?"#, arguments: [avatar, userID])
+            try db.execute(#"UPDATE "user" SET avatar = ? WHERE id = ?"#, [avatar, userID])
             guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
             return user
         }, users: { [$0] })

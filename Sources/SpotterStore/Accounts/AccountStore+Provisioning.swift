@@ -1,4 +1,3 @@
-import GRDB
 
 /// One coach and their provisioned clients, for load tests.
 public struct ProvisionedCoach: Sendable, Equatable {
@@ -22,27 +21,28 @@ extension AccountStore {
         makeID: @escaping @Sendable () -> String
     ) throws -> [ProvisionedCoach] {
         try write({ db -> (coaches: [ProvisionedCoach], users: [UserRecord]) in
-            let insertUser = try db.makeStatement(sql: """
+            // Statements are prepared once per connection (SQLite's statement cache, PostgreSQL's server side).
+            let insertUser = """
                 INSERT INTO "user" (id, role, fullName, email, passwordHash, createdAt, onboardingCompleted)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """)
-            let insertCoach = try db.makeStatement(sql: "INSERT INTO coach (userId) VALUES (?)")
-            let insertLink = try db.makeStatement(sql: "INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)")
-            let insertThread = try db.makeStatement(sql: "INSERT INTO thread (id, coachId, clientId, createdAt) VALUES (?, ?, ?, ?)")
+                """
+            let insertCoach = "INSERT INTO coach (userId) VALUES (?)"
+            let insertLink = "INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)"
+            let insertThread = "INSERT INTO thread (id, coachId, clientId, createdAt) VALUES (?, ?, ?, ?)"
             var result: [ProvisionedCoach] = []
             result.reserveCapacity(coaches)
             for c in 0..<coaches {
                 let coachID = makeID()
-                try insertUser.execute(arguments: [coachID, "coach", "Load Coach \(c)", "load-\(batch)-coach\(c)@load.test", passwordHash, now, 0])
-                try insertCoach.execute(arguments: [coachID])
+                try db.execute(insertUser, [coachID, "coach", "Load Coach \(c)", "load-\(batch)-coach\(c)@load.test", passwordHash, now, 0])
+                try db.execute(insertCoach, [coachID])
                 var clients: [(clientID: String, threadID: String)] = []
                 for k in 0..<clientsPerCoach {
                     let clientID = makeID(), threadID = makeID()
-                    try insertUser.execute(arguments: [
+                    try db.execute(insertUser, [
                         clientID, "client", "Load Client \(c)-\(k)", "load-\(batch)-client\(c)-\(k)@load.test", passwordHash, now, 1,
                     ])
-                    try insertLink.execute(arguments: [clientID, coachID, now])
-                    try insertThread.execute(arguments: [threadID, coachID, clientID, now])
+                    try db.execute(insertLink, [clientID, coachID, now])
+                    try db.execute(insertThread, [threadID, coachID, clientID, now])
                     clients.append((clientID, threadID))
                 }
                 result.append(ProvisionedCoach(coachID: coachID, clients: clients))

@@ -31,9 +31,9 @@ extension AccountStore {
     /// Stores a rating (or a skip), through the one writer.
     public func addRating(_ rating: RatingRecord) throws {
         try write { db in
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO rating (coachId, clientId, stars, feedback, sessionId, createdAt) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [rating.coachId, rating.clientId, rating.stars, rating.feedback, rating.sessionId,
+                """, [rating.coachId, rating.clientId, rating.stars, rating.feedback, rating.sessionId,
                                  rating.createdAt])
         }
     }
@@ -41,13 +41,13 @@ extension AccountStore {
     /// A coach's average, counts and `limit` newest answers (skips included), newest first.
     public func ratings(ofCoach coachID: String, limit: Int = 20) throws -> CoachRatings {
         try read { db in
-            let sums = try Row.fetchOne(db, sql: """
-                SELECT AVG(stars) AS average, COUNT(stars) AS count, SUM(stars IS NULL) AS skipped
+            let sums = try db.fetchOne("""
+                SELECT AVG(stars) AS average, COUNT(stars) AS count, SUM(CASE WHEN stars IS NULL THEN 1 ELSE 0 END) AS skipped
                 FROM rating WHERE coachId = ?
-                """, arguments: [coachID])
-            let recent = try Row.fetchAll(db, sql: """
+                """, [coachID])
+            let recent = try db.fetchAll("""
                 SELECT * FROM rating WHERE coachId = ? ORDER BY createdAt DESC, rowid DESC LIMIT ?
-                """, arguments: [coachID, limit]).map { row in
+                """, [coachID, limit]).map { row in
                 RatingRecord(coachId: row["coachId"], clientId: row["clientId"], stars: row["stars"], feedback: row["feedback"],
                              sessionId: row["sessionId"], createdAt: row["createdAt"])
             }

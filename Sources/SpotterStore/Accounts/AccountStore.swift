@@ -1,4 +1,3 @@
-import GRDB
 
 /// Accounts, sessions, OTP challenges and onboarding on top of `Store`.
 ///
@@ -10,32 +9,30 @@ import GRDB
 /// its next group commit, and committed user rows go into the `UserDirectory`. Without a writer (the admin
 /// command, store tests) they use GRDB's own writer connection.
 public struct AccountStore: Sendable {
-    let database: any DatabaseWriter
-    let oneWriter: StoreWriter?
+    /// Where the SQL runs: SQLite (`SQLiteAccounts`) or PostgreSQL (SpotterPostgres).
+    public let engine: any AccountsEngine
     /// Users in memory, when the store keeps them (a server does).
     public let directory: UserDirectory?
 
     public init(_ store: Store, writer: StoreWriter? = nil, directory: UserDirectory? = nil) {
-        self.database = store.writer
-        self.oneWriter = writer
+        self.init(engine: SQLiteAccounts(database: store.writer, writer: writer), directory: directory)
+    }
+
+    public init(engine: any AccountsEngine, directory: UserDirectory? = nil) {
+        self.engine = engine
         self.directory = directory
     }
 
     /// Runs a write transaction (a savepoint in the writer's batch), then hands the committed users, if any, to
-    /// the directory on the writer thread, in commit order.
-    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+    /// the directory after the commit, in commit order.
+    func write<T: Sendable>(_ work: @escaping @Sendable (any SQLDatabase) throws -> T,
                             users: @escaping @Sendable (T) -> [UserRecord] = { _ in [] }) throws -> T {
-        guard let oneWriter else {
-            let value = try database.write(work)
-            directory?.put(users(value))
-            return value
-        }
         let directory = self.directory
-        return try oneWriter.perform(work, afterCommit: { value in directory?.put(users(value)) })
+        return try engine.write(work, afterCommit: { value in directory?.put(users(value)) })
     }
 
-    func read<T>(_ work: (Database) throws -> T) throws -> T {
-        try database.read(work)
+    func read<T>(_ work: (any SQLDatabase) throws -> T) throws -> T {
+        try engine.read(work)
     }
 
     // MARK: Users
@@ -47,20 +44,20 @@ public struct AccountStore: Sendable {
                            passwordHash: String?, language: String = "en", timeZone: String = "UTC",
                            now: Int64) throws -> UserRecord {
         try write({ db in
-            if let email, try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE email = ?"#, arguments: [email]) != nil {
+            if let email, try db.fetchOne(#"SELECT 1 FROM "user" WHERE email = ?"#, [email]) != nil {
                 throw AccountStoreError.emailTaken
             }
-            if let phone, try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE phone = ?"#, arguments: [phone]) != nil {
+            if let phone, try db.fetchOne(#"SELECT 1 FROM "user" WHERE phone = ?"#, [phone]) != nil {
                 throw AccountStoreError.phoneTaken
             }
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO "user" (id, role, fullName, email, phone, passwordHash, createdAt, language, timeZone)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id, role, fullName, email, phone, passwordHash, now, language, timeZone])
+                """, [id, role, fullName, email, phone, passwordHash, now, language, timeZone])
             if role == "coach" {
-                try db.execute(sql: "INSERT INTO coach (userId) VALUES (?)", arguments: [id])
+                try db.execute("INSERT INTO coach (userId) VALUES (?)", [id])
             }
-            guard let row = try Row.fetchOne(db, sql: #"SELECT * FROM "user" WHERE id = ?"#, arguments: [id]) else {
+            guard let row = try db.fetchOne(#"SELECT * FROM "user" WHERE id = ?"#, [id]) else {
                 throw AccountStoreError.notFound
             }
             return UserRecord(row: row)
@@ -83,7 +80,7 @@ public struct AccountStore: Sendable {
     /// Replaces the stored password hash (a sign-in re-hashing with stronger parameters).
     public func updatePasswordHash(userID: String, hash: String) throws {
         try write { db in
-            try db.execute(sql: #"UPDATE "user" SET passwordHash = ? WHERE id = ?"#, arguments: [hash, userID])
+            try db.execute(#"UPDATE "user" SET passwordHash = ? WHERE id = ?"#, [hash, userID])
         }
     }
 
@@ -97,13 +94,12 @@ public struct AccountStore: Sendable {
     }
 
     /// The user with this id, read in the caller's transaction (nil if none).
-    public static func user(_ db: Database, id: String) throws -> UserRecord? {
+    public static func user(_ db: any SQLDatabase, id: String) throws -> UserRecord? {
         try fetchUser(db, column: "id", value: id)
     }
 
-    private static func fetchUser(_ db: Database, column: String, value: String) throws -> UserRecord? {
-        try Row.fetchOne(db.cachedStatement(sql: #"SELECT * FROM "user" WHERE \#(column) = ?"#), arguments: [value])
-            .map(UserRecord.init(row:))
+    private static func fetchUser(_ db: any SQLDatabase, column: String, value: String) throws -> UserRecord? {
+        try db.fetchOne(#"SELECT * FROM "user" WHERE \#(column) = ?"#, [value]).map(UserRecord.init(row:))
     }
 
     /// Sets the user's preferred language. Throws `.notFound` for an unknown user.
@@ -116,11 +112,11 @@ public struct AccountStore: Sendable {
     @discardableResult
     public func updateProfile(userID: String, language: String?, timeZone: String?, fullName: String? = nil) throws -> UserRecord {
         try write({ db -> UserRecord in
-            try db.execute(sql: #"""
+            try db.execute(#"""
                 UPDATE "user" SET language = COALESCE(?, language), timeZone = COALESCE(?, timeZone),
                                   fullName = COALESCE(?, fullName) WHERE id = ?
-                """#, arguments: [language, timeZone, fullName, userID])
-            if db.changesCount == 0 { throw AccountStoreError.notFound }
+                """#, [language, timeZone, fullName, userID])
+            if db.changes == 0 { throw AccountStoreError.notFound }
             guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
             return user
         }, users: { [$0] })
@@ -133,7 +129,7 @@ public struct AccountStore: Sendable {
         try write({ db -> UserRecord in
             guard let user = try Self.user(db, id: userID) else { throw AccountStoreError.notFound }
             guard user.role == "client" else { throw AccountStoreError.conflict("not_a_client") }
-            try db.execute(sql: #"UPDATE "user" SET tier = ? WHERE id = ?"#, arguments: [tier, userID])
+            try db.execute(#"UPDATE "user" SET tier = ? WHERE id = ?"#, [tier, userID])
             var changed = user
             changed.tier = tier
             return changed
@@ -145,9 +141,9 @@ public struct AccountStore: Sendable {
     /// Stores a new refresh token (its SHA-256 hex) as the first of a family, or in an existing family.
     public func storeRefreshToken(hash: String, userID: String, familyID: String, now: Int64, expiresAt: Int64) throws {
         try write { db in
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO refreshToken (tokenHash, userId, familyId, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [hash, userID, familyID, now, expiresAt])
+                """, [hash, userID, familyID, now, expiresAt])
         }
     }
 
@@ -158,9 +154,9 @@ public struct AccountStore: Sendable {
     public func rotateRefreshToken(oldHash: String, newHash: String, now: Int64, newExpiresAt: Int64,
                                    ownerID: String? = nil) throws -> RefreshOutcome {
         try write { db in
-            guard let row = try Row.fetchOne(db, sql: """
+            guard let row = try db.fetchOne("""
                 SELECT userId, familyId, expiresAt, rotatedAt, revokedAt FROM refreshToken WHERE tokenHash = ?
-                """, arguments: [oldHash]) else { return .invalid }
+                """, [oldHash]) else { return .invalid }
             let userID: String = row["userId"]
             if let ownerID, ownerID != userID { return .foreign }
             let familyID: String = row["familyId"]
@@ -173,10 +169,10 @@ public struct AccountStore: Sendable {
                 return .reused(userID: userID, familyID: familyID)
             }
             if now >= expiresAt { return .invalid }
-            try db.execute(sql: "UPDATE refreshToken SET rotatedAt = ? WHERE tokenHash = ?", arguments: [now, oldHash])
-            try db.execute(sql: """
+            try db.execute("UPDATE refreshToken SET rotatedAt = ? WHERE tokenHash = ?", [now, oldHash])
+            try db.execute("""
                 INSERT INTO refreshToken (tokenHash, userId, familyId, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [newHash, userID, familyID, now, newExpiresAt])
+                """, [newHash, userID, familyID, now, newExpiresAt])
             return .rotated(userID: userID, familyID: familyID)
         }
     }
@@ -184,18 +180,18 @@ public struct AccountStore: Sendable {
     /// The stored password hash of a user (the directory keeps none); nil for an unknown user or one without a
     /// password (phone sign-in only).
     public func passwordHash(userID: String) throws -> String? {
-        try read { db in try String.fetchOne(db, sql: #"SELECT passwordHash FROM "user" WHERE id = ?"#, arguments: [userID]) }
+        try read { db in try db.fetchValue(#"SELECT passwordHash FROM "user" WHERE id = ?"#, [userID]) }
     }
 
     /// Replaces the password hash and, in the same transaction, revokes every session of the user but `keep`
     /// (a password change signs out every other device). Returns the sessions revoked.
     public func changePassword(userID: String, hash: String, keep familyID: String, now: Int64) throws -> [RevokedSession] {
         try write { db in
-            try db.execute(sql: #"UPDATE "user" SET passwordHash = ? WHERE id = ?"#, arguments: [hash, userID])
-            if db.changesCount == 0 { throw AccountStoreError.notFound }
-            let families = try String.fetchAll(db, sql: """
+            try db.execute(#"UPDATE "user" SET passwordHash = ? WHERE id = ?"#, [hash, userID])
+            if db.changes == 0 { throw AccountStoreError.notFound }
+            let families: [String] = try db.fetchValues("""
                 SELECT DISTINCT familyId FROM refreshToken WHERE userId = ? AND familyId != ? AND revokedAt IS NULL
-                """, arguments: [userID, familyID])
+                """, [userID, familyID])
             for family in families { try revoke(familyID: family, now: now, db) }
             return families.map { RevokedSession(userID: userID, familyID: $0, revokedAt: now) }
         }
@@ -205,8 +201,7 @@ public struct AccountStore: Sendable {
     @discardableResult
     public func revokeFamily(ofTokenHash hash: String, now: Int64) throws -> RevokedSession? {
         try write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT userId, familyId FROM refreshToken WHERE tokenHash = ?",
-                                             arguments: [hash]) else { return nil }
+            guard let row = try db.fetchOne("SELECT userId, familyId FROM refreshToken WHERE tokenHash = ?", [hash]) else { return nil }
             let session = RevokedSession(userID: row["userId"], familyID: row["familyId"], revokedAt: now)
             try revoke(familyID: session.familyID, now: now, db)
             return session
@@ -217,26 +212,25 @@ public struct AccountStore: Sendable {
     /// tokens issued before a revocation stay valid for their lifetime unless refused).
     public func sessionsRevoked(since: Int64) throws -> [RevokedSession] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.fetchAll("""
                 SELECT userId, familyId, MAX(revokedAt) AS revokedAt FROM refreshToken
-                WHERE revokedAt >= ? GROUP BY familyId ORDER BY revokedAt
-                """, arguments: [since]).map { RevokedSession(userID: $0["userId"], familyID: $0["familyId"], revokedAt: $0["revokedAt"]) }
+                WHERE revokedAt >= ? GROUP BY familyId, userId ORDER BY MAX(revokedAt)
+                """, [since]).map { RevokedSession(userID: $0["userId"], familyID: $0["familyId"], revokedAt: $0["revokedAt"]) }
         }
     }
 
-    private func revoke(familyID: String, now: Int64, _ db: Database) throws {
-        try db.execute(sql: "UPDATE refreshToken SET revokedAt = ? WHERE familyId = ? AND revokedAt IS NULL",
-                       arguments: [now, familyID])
+    private func revoke(familyID: String, now: Int64, _ db: any SQLDatabase) throws {
+        try db.execute("UPDATE refreshToken SET revokedAt = ? WHERE familyId = ? AND revokedAt IS NULL", [now, familyID])
     }
 
     /// Whether the session still has a live token: one not rotated, not revoked and not expired.
     /// Access tokens of an inactive family (signed out, reused, expired) should be refused.
     public func isFamilyActive(_ familyID: String, now: Int64) throws -> Bool {
         try read { db in
-            try Row.fetchOne(db, sql: """
+            try db.fetchOne("""
                 SELECT 1 FROM refreshToken
                 WHERE familyId = ? AND rotatedAt IS NULL AND revokedAt IS NULL AND expiresAt > ? LIMIT 1
-                """, arguments: [familyID, now]) != nil
+                """, [familyID, now]) != nil
         }
     }
 
@@ -245,7 +239,7 @@ public struct AccountStore: Sendable {
     /// The current sign-in code challenge for this phone, if any.
     public func otpChallenge(phone: String) throws -> (codeDigest: String, issuedAt: Int64, failedAttempts: Int)? {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM otpChallenge WHERE phone = ?", arguments: [phone])
+            guard let row = try db.fetchOne("SELECT * FROM otpChallenge WHERE phone = ?", [phone])
             else { return nil }
             return (row["codeDigest"], row["issuedAt"], row["failedAttempts"])
         }
@@ -254,17 +248,17 @@ public struct AccountStore: Sendable {
     /// Creates or replaces the challenge for this phone.
     public func saveOTPChallenge(phone: String, codeDigest: String, issuedAt: Int64, failedAttempts: Int) throws {
         try write { db in
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO otpChallenge (phone, codeDigest, issuedAt, failedAttempts) VALUES (?, ?, ?, ?)
                 ON CONFLICT(phone) DO UPDATE SET
                     codeDigest = excluded.codeDigest, issuedAt = excluded.issuedAt, failedAttempts = excluded.failedAttempts
-                """, arguments: [phone, codeDigest, issuedAt, failedAttempts])
+                """, [phone, codeDigest, issuedAt, failedAttempts])
         }
     }
 
     public func deleteOTPChallenge(phone: String) throws {
         try write { db in
-            try db.execute(sql: "DELETE FROM otpChallenge WHERE phone = ?", arguments: [phone])
+            try db.execute("DELETE FROM otpChallenge WHERE phone = ?", [phone])
         }
     }
 
@@ -274,9 +268,9 @@ public struct AccountStore: Sendable {
     /// marks the user's onboarding completed, in one transaction. Throws `.notFound` for an unknown user.
     public func saveOnboarding(_ profile: ClientProfileRecord, now: Int64) throws {
         _ = try write({ db -> UserRecord in
-            guard try Row.fetchOne(db, sql: #"SELECT 1 FROM "user" WHERE id = ?"#, arguments: [profile.userId]) != nil
+            guard try db.fetchOne(#"SELECT 1 FROM "user" WHERE id = ?"#, [profile.userId]) != nil
             else { throw AccountStoreError.notFound }
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO clientProfile (userId, dateOfBirth, gender, heightCm, weightKg, goal, experienceLevel,
                     dietaryRestrictions, medicalConditions, updatedAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -285,12 +279,11 @@ public struct AccountStore: Sendable {
                     weightKg = excluded.weightKg, goal = excluded.goal, experienceLevel = excluded.experienceLevel,
                     dietaryRestrictions = excluded.dietaryRestrictions, medicalConditions = excluded.medicalConditions,
                     updatedAt = excluded.updatedAt
-                """, arguments: [profile.userId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
+                """, [profile.userId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
                                  profile.goal, profile.experienceLevel, JSONList.encode(profile.dietaryRestrictions),
                                  JSONList.encode(profile.medicalConditions), profile.updatedAt])
-            try db.execute(sql: "INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)",
-                           arguments: [profile.userId, profile.weightKg, now])
-            try db.execute(sql: #"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, arguments: [profile.userId])
+            try db.execute("INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)", [profile.userId, profile.weightKg, now])
+            try db.execute(#"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, [profile.userId])
             guard let user = try Self.user(db, id: profile.userId) else { throw AccountStoreError.notFound }
             return user
         }, users: { [$0] })
@@ -298,7 +291,7 @@ public struct AccountStore: Sendable {
 
     public func clientProfile(userID: String) throws -> ClientProfileRecord? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM clientProfile WHERE userId = ?", arguments: [userID])
+            try db.fetchOne("SELECT * FROM clientProfile WHERE userId = ?", [userID])
                 .map(ClientProfileRecord.init(row:))
         }
     }

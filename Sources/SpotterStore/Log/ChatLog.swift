@@ -297,7 +297,7 @@ public final class ChatLog: Sendable {
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
                            completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void) {
         linkChange(now: now, { db in
-            let link = try AccountStore.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
+            let link = try AccountStore.createLink(GRDBSQLDatabase(db), clientID: clientID, coachID: coachID, threadID: threadID, now: now)
             return (link, [link.threadId])
         }, completion: completion)
     }
@@ -308,7 +308,7 @@ public final class ChatLog: Sendable {
                              completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void) {
         linkChange(now: now, { db in
             let (request, previous) = try AccountStore.decideChangeRequest(
-                db, id: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
+                GRDBSQLDatabase(db), id: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
             guard approve else { return (request, []) }
             let coaches = Set([previous, request.toCoachId].compactMap { $0 })
             let ids = try String.fetchAll(db, sql: "SELECT id FROM thread WHERE clientId = ? ORDER BY createdAt, no",
