@@ -175,7 +175,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "WebSocket", "SpotterServer", "SpotterStore",
+                "WebSocket", "SpotterServer", "SpotterStore", "SpotterPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"

@@ -35,12 +35,13 @@ struct LogBench: ParsableCommand {
             report("SQLite", batch, try measure(sqlite, batch: batch), server: nil)
             writer.stop()
             if let postgres {
-                let log = try PostgresChatLog(url: postgres)
+                let store = try PostgresStore(url: postgres)
+                let log = PostgresChatLog(store: store)
                 let serverBefore = serverCPU()
                 let result = try measure(log, batch: batch)
                 let serverAfter = serverCPU()
                 report("PostgreSQL", batch, result, server: serverBefore.flatMap { before in serverAfter.map { $0 - before } })
-                log.close()
+                store.close()
             }
         }
     }

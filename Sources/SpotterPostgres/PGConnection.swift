@@ -28,6 +28,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 struct PGRows {
     let columns: [String]
     let rows: [[String?]]
+    /// Rows a command inserted, updated or deleted (PQcmdTuples).
+    var affected: Int = 0
 
     var isEmpty: Bool { rows.isEmpty }
 
@@ -115,24 +117,28 @@ final class PGConnection {
             }
             rows.append(values)
         }
-        return PGRows(columns: columns, rows: rows)
+        return PGRows(columns: columns, rows: rows, affected: Int(String(cString: PQcmdTuples(result))) ?? 0)
     }
 
-    /// Statements prepared on this connection, by name (preparing is per connection, and a new one after a
+    /// Statements prepared on this connection, by SQL text (preparing is per connection, and a new one after a
     /// reconnect starts with none).
-    private var prepared: Set<String> = []
+    private var prepared: [String: String] = [:]
 
-    /// Runs a statement prepared once per connection under `name` (the server parses and plans it once).
+    /// Runs `sql`, prepared once per connection (the server parses and plans it once).
     @discardableResult
-    func execPrepared(_ name: String, _ sql: String, _ parameters: [String?]) throws -> PGRows {
+    func execPrepared(_ sql: String, _ parameters: [String?]) throws -> PGRows {
         guard let raw else { throw PostgresError(sqlState: nil, message: "not connected") }
-        if !prepared.contains(name) {
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "s\(prepared.count + 1)"
             guard let result = PQprepare(raw, name, sql, Int32(parameters.count), nil) else {
                 throw PostgresError(sqlState: nil, message: String(cString: PQerrorMessage(raw)).trimmingSpace)
             }
             defer { PQclear(result) }
             try check(result)
-            prepared.insert(name)
+            prepared[sql] = name
         }
         let result: OpaquePointer? = withCStrings(parameters) { pointers in
             PQexecPrepared(raw, name, Int32(parameters.count), pointers, nil, nil, 0)

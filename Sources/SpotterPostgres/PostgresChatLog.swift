@@ -11,26 +11,16 @@ import SpotterStore
 /// recent sends, a client's monthly count) run on the writer, in order; the others (history, resume, load) on a
 /// small pool of reader connections, from any thread but the loop's.
 public final class PostgresChatLog: ChatLogEngine {
-    public let url: String
-    let writer: PostgresWriter
-    private let readers: PGReaderPool
+    public let store: PostgresStore
+    var writer: PostgresWriter { store.writer }
+    private var readers: PGReaderPool { store.readers }
     /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
     private let halted = Mutex(false)
     /// The position the checkpoint being written includes (set by its first part, saved by its last).
     private let checkpointMark = Mutex<Int64>(0)
 
-    /// Connects, applies missing migrations and starts the writer. Throws `PostgresError` when the server cannot
-    /// be reached or refuses the schema.
-    public init(url: String, logger: Logger = Logger(label: "spotter.postgres")) throws {
-        self.url = url
-        try PostgresSchema.migrate(PGConnection(url: url))
-        self.writer = try PostgresWriter(url: url, logger: logger)
-        self.readers = PGReaderPool(url: url)
-    }
-
-    /// Finishes queued writes and closes the writer's connection.
-    public func close() {
-        writer.stop()
+    public init(store: PostgresStore) {
+        self.store = store
     }
 
     // MARK: - Appends (writer thread, in order)
@@ -58,14 +48,14 @@ public final class PostgresChatLog: ChatLogEngine {
     /// per connection (a multi-row VALUES list is parsed and planned anew for every batch, which cost PostgreSQL
     /// more than the rows themselves).
     private static let insertSQL = """
-        INSERT INTO log (pos, kind, thread_no, side, seq, a, b, ref, body, at)
+        INSERT INTO log (pos, kind, threadNo, side, seq, a, b, ref, body, at)
         SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::bigint[], $4::smallint[], $5::bigint[], $6::bigint[],
                              $7::bigint[], $8::text[], $9::text[], $10::bigint[])
         """
 
     static func insert(_ batch: PGBatch, _ records: [ChatRecord]) throws -> [Int64] {
         guard let positions = try batch.takePositions(records.count) else { return [] }
-        try batch.connection.execPrepared("log_insert", insertSQL, [
+        try batch.connection.execPrepared(insertSQL, [
             array(Array(positions)), array(records.map(\.kind.rawValue)), array(records.map(\.threadNo)),
             array(records.map(\.side.rawValue)), array(records.map(\.seq)), array(records.map(\.a)), array(records.map(\.b)),
             textArray(records.map(\.ref)), textArray(records.map(\.body)), array(records.map(\.at)),
@@ -98,11 +88,11 @@ public final class PostgresChatLog: ChatLogEngine {
         guard let body = record.body,
               let stored = try? JSONDecoder().decode(SlotBody.self, from: Data(body.utf8)) else { return }
         let session = stored.session
-        try connection.exec("DELETE FROM session_slot WHERE session_id = $1", [session.id])
+        try connection.exec("DELETE FROM sessionSlot WHERE sessionId = $1", [session.id])
         guard SessionStatus(rawValue: session.status)?.holdsTime == true else { return }
         let end = session.start + session.duration_minutes * 60
         try connection.exec("""
-            INSERT INTO session_slot (session_id, user_id, during)
+            INSERT INTO sessionSlot (sessionId, userId, during)
             VALUES ($1, $2, int8range($4, $5)), ($1, $3, int8range($4, $5))
             """, [session.id, session.coach_id, session.client_id, String(session.start), String(end)])
     }
@@ -122,17 +112,25 @@ public final class PostgresChatLog: ChatLogEngine {
                 checkpointMark.withLock { $0 = mark }
             }
             for snapshot in snapshots {
-                try connection.exec("""
-                    UPDATE thread SET last_seq = $1, last_message_at = $2, last_preview = $3, last_side = $4,
-                        coach_delivered = $5, coach_read = $6, client_delivered = $7, client_read = $8
-                    WHERE no = $9
-                    """, [String(snapshot.lastSeq), snapshot.lastMessageAt.map(String.init), snapshot.lastPreview.map(PostgresChatLog.textValue),
-                          snapshot.lastSide.map { String($0.rawValue) }, String(snapshot.coachDelivered), String(snapshot.coachRead),
-                          String(snapshot.clientDelivered), String(snapshot.clientRead), String(snapshot.no)])
+                try connection.execPrepared("""
+                    UPDATE thread SET lastSeq = $1, lastMessageAt = $2, lastPreview = $3,
+                        lastSenderId = CASE $4::int WHEN 0 THEN coachId WHEN 1 THEN clientId END WHERE no = $5
+                    """, [String(snapshot.lastSeq), snapshot.lastMessageAt.map(String.init),
+                          snapshot.lastPreview.map(PostgresChatLog.textValue), snapshot.lastSide.map { String($0.rawValue) },
+                          String(snapshot.no)])
+                for (side, delivered, read) in [(Side.coach, snapshot.coachDelivered, snapshot.coachRead),
+                                                (Side.client, snapshot.clientDelivered, snapshot.clientRead)]
+                where delivered > 0 || read > 0 {
+                    try connection.execPrepared("""
+                        INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq)
+                        SELECT id, CASE $1::int WHEN 0 THEN coachId ELSE clientId END, $2, $3 FROM thread WHERE no = $4
+                        ON CONFLICT (threadId, userId) DO UPDATE SET deliveredSeq = excluded.deliveredSeq, readSeq = excluded.readSeq
+                        """, [String(side.rawValue), String(delivered), String(read), String(snapshot.no)])
+                }
             }
             let mark = checkpointMark.withLock { $0 }
             if last {
-                try connection.exec("UPDATE log_checkpoint SET pos = GREATEST(pos, $1) WHERE id = 1", [String(mark)])
+                try connection.exec("UPDATE logCheckpoint SET pos = GREATEST(pos, $1) WHERE id = 1", [String(mark)])
             }
             return mark
         }, completion: completion)
@@ -141,14 +139,14 @@ public final class PostgresChatLog: ChatLogEngine {
     public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
         writer.submit({ batch in
             try PostgresChatLog.records(batch.connection.exec(
-                "SELECT * FROM log WHERE thread_no = $1 AND seq = $2 AND kind = 0", [String(threadNo), String(seq)])).first
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND seq = $2 AND kind = 0", [String(threadNo), String(seq)])).first
         }, completion: completion)
     }
 
     public func recentSends(threadNo: Int64, limit: Int, completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void) {
         writer.submit({ batch in
             try PostgresChatLog.records(batch.connection.exec(
-                "SELECT * FROM log WHERE thread_no = $1 AND kind = 0 ORDER BY seq DESC LIMIT $2", [String(threadNo), String(limit)]))
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND kind = 0 ORDER BY seq DESC LIMIT $2", [String(threadNo), String(limit)]))
                 .map { SentKey(side: $0.side, clientMessageID: $0.ref ?? "", seq: $0.seq) }
         }, completion: completion)
     }
@@ -157,39 +155,39 @@ public final class PostgresChatLog: ChatLogEngine {
                            completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         writer.submit({ batch in
             Int(try batch.connection.exec("""
-                SELECT COUNT(*) FROM log WHERE thread_no = ANY($1::bigint[]) AND kind = 0 AND a != 2 AND side = $2 AND at >= $3
+                SELECT COUNT(*) FROM log WHERE threadNo = ANY($1::bigint[]) AND kind = 0 AND a != 2 AND side = $2 AND at >= $3
                 """, [PostgresChatLog.array(threadNos), String(side.rawValue), String(since)]).scalar ?? "0") ?? 0
         }, completion: completion)
     }
 
-    // MARK: - Threads and names (provisioning; the accounts port comes later)
+    // MARK: - Link changes (accounts and log in one transaction)
 
-    /// Makes a thread (numbered after every other) and appends its `link` record, in one transaction; the
-    /// completion gets the thread as it stands and the record with its position.
-    public func createThread(id: String, coachID: String, clientID: String, now: Int64,
-                             completion: @escaping @Sendable (Result<(ThreadRow, ChatRecord), any Error>) -> Void) {
-        writer.submit({ batch -> (ThreadRow, ChatRecord) in
-            let no = Int64(try batch.connection.exec("""
-                INSERT INTO thread (no, id, coach_id, client_id, created_at)
-                SELECT COALESCE(MAX(no), 0) + 1, $1, $2, $3, $4 FROM thread RETURNING no
-                """, [id, coachID, clientID, String(now)]).scalar ?? "0") ?? 0
-            var record = ChatRecord(kind: .link, threadNo: no, side: .client, seq: 0, a: 1, at: now)
-            record.pos = try PostgresChatLog.insert(batch, [record])[0]
-            let row = ThreadRow(id: id, no: no, coachID: coachID, clientID: clientID, createdAt: now, active: true, lastSeq: 0,
-                                lastMessageAt: nil, lastPreview: nil, lastSide: nil, lastPos: record.pos,
-                                coach: .init(delivered: 0, read: 0), client: .init(delivered: 0, read: 0))
-            return (row, record)
+    /// A client picks their first coach: the link, the thread if the pair has none, and a `link` record, in one
+    /// transaction (the accounts' own SQL, `AccountStore.createLink`). Throws `AccountStoreError` as it does.
+    public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
+                           completion: @escaping @Sendable (Result<(link: LinkRecord, records: [ChatRecord], threads: [ThreadRow]), any Error>) -> Void) {
+        writer.submit({ batch in
+            let link = try AccountStore.createLink(PGSQLDatabase(batch.connection), clientID: clientID, coachID: coachID,
+                                                   threadID: threadID, now: now)
+            let rows = try PostgresChatLog.threads(batch.connection, ids: [link.threadId])
+            var records: [ChatRecord] = []
+            for row in rows {
+                let seq = Int64(try batch.connection.execPrepared(
+                    "SELECT COALESCE(MAX(seq), 0) FROM log WHERE threadNo = $1", [String(row.no)]).scalar ?? "0") ?? 0
+                records.append(ChatRecord(kind: .link, threadNo: row.no, side: .client, seq: seq, a: row.active ? 1 : 0, at: now))
+            }
+            let positions = try PostgresChatLog.insert(batch, records)
+            for index in records.indices { records[index].pos = positions[index] }
+            return (link, records, rows)
         }, completion: completion)
     }
 
-    /// Sets a user's display name (what `LoadedChat.names` carries).
-    public func setName(_ name: String?, for userID: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    /// Records when the user was last seen (unix seconds).
+    public func setLastSeen(userID: String, at: Int64) {
         writer.submit({ batch in
-            try batch.connection.exec("""
-                INSERT INTO "user" (id, full_name) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name
-                """, [userID, name])
+            try batch.connection.execPrepared(#"UPDATE "user" SET lastSeenAt = $1 WHERE id = $2"#, [String(at), userID])
             return ()
-        }, completion: completion)
+        }, completion: { _ in })
     }
 
     // MARK: - Reads (reader connections; blocking, never on the loop)
@@ -199,17 +197,17 @@ public final class PostgresChatLog: ChatLogEngine {
             // One snapshot for every part, so the tail, the views and the sessions agree.
             try connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? connection.exec("COMMIT") }
-            let threads = try PostgresChatLog.threads(connection)
-            let mark = try connection.exec("SELECT pos, resume_floor FROM log_checkpoint WHERE id = 1")
+            let threads = try PostgresChatLog.threads(connection, ids: nil)
+            let mark = try connection.exec("SELECT pos, resumeFloor FROM logCheckpoint WHERE id = 1")
             let checkpoint = Int64(mark.rows.first?[0] ?? "0") ?? 0
             let floor = Int64(mark.rows.first?[1] ?? "0") ?? 0
-            let tail = try PostgresChatLog.records(connection.exec("SELECT * FROM log WHERE pos > $1 ORDER BY pos", [String(checkpoint)]))
-            let sessions = try PostgresChatLog.records(connection.exec("SELECT * FROM log WHERE kind = 3 ORDER BY pos"))
-            let coaching = try PostgresChatLog.records(connection.exec("SELECT * FROM log WHERE kind = 6 ORDER BY pos"))
-            let meals = try connection.exec("SELECT thread_no, at FROM log WHERE kind = 0 AND a = 1 ORDER BY thread_no, pos").rows
+            let tail = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE pos > $1 ORDER BY pos", [String(checkpoint)]))
+            let sessions = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 3 ORDER BY pos"))
+            let coaching = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 6 ORDER BY pos"))
+            let meals = try connection.exec("SELECT threadNo, at FROM log WHERE kind = 0 AND a = 1 ORDER BY threadNo, pos").rows
                 .map { (Int64($0[0] ?? "0") ?? 0, Int64($0[1] ?? "0") ?? 0) }
             var names: [String: String] = [:]
-            for row in try connection.exec(#"SELECT id, full_name FROM "user" WHERE full_name IS NOT NULL"#).rows {
+            for row in try connection.exec(#"SELECT id, fullName FROM "user" WHERE fullName IS NOT NULL"#).rows {
                 if let id = row[0], let name = row[1] { names[id] = name }
             }
             return LoadedChat(threads: threads, names: names, tail: tail, resumeFloor: floor,
@@ -222,7 +220,7 @@ public final class PostgresChatLog: ChatLogEngine {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try readers.read { connection in
             try PostgresChatLog.records(connection.exec(
-                "SELECT * FROM log WHERE thread_no = ANY($1::bigint[]) AND pos > $2 ORDER BY pos LIMIT $3",
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND pos > $2 ORDER BY pos LIMIT $3",
                 [PostgresChatLog.array(threadNos), String(pos), String(limit)]))
         }
     }
@@ -231,7 +229,7 @@ public final class PostgresChatLog: ChatLogEngine {
         guard limit > 0 else { return [] }
         return try readers.read { connection in
             try PostgresChatLog.records(connection.exec("""
-                SELECT * FROM log WHERE thread_no = $1 AND seq < $2 AND (kind = 0 OR (kind = 3 AND a = 1))
+                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND seq < $2 AND (kind = 0 OR (kind = 3 AND a = 1))
                 ORDER BY seq DESC LIMIT $3
                 """, [String(threadNo), String(beforeSeq ?? Int64.max), String(limit)]))
         }
@@ -241,7 +239,7 @@ public final class PostgresChatLog: ChatLogEngine {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try readers.read { connection in
             try PostgresChatLog.records(connection.exec("""
-                SELECT * FROM log WHERE thread_no = ANY($1::bigint[]) AND kind = 0 AND a = 1 AND pos < $2
+                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND kind = 0 AND a = 1 AND pos < $2
                 ORDER BY pos DESC LIMIT $3
                 """, [PostgresChatLog.array(threadNos), String(before ?? Int64.max), String(limit)]))
         }
@@ -283,28 +281,38 @@ public final class PostgresChatLog: ChatLogEngine {
         return literal + "}"
     }
 
+    /// The log's columns in the order `records` decodes them.
+    static let columns = "pos, kind, threadNo, side, seq, a, b, ref, body, at"
+
     static func records(_ answer: PGRows) -> [ChatRecord] {
-        let columns = ["pos", "kind", "thread_no", "side", "seq", "a", "b", "ref", "body", "at"].map(answer.index(of:))
-        return answer.rows.map { row in
-            func number(_ index: Int) -> Int64 { Int64(row[columns[index]] ?? "0") ?? 0 }
+        answer.rows.map { row in
+            func number(_ index: Int) -> Int64 { Int64(row[index] ?? "0") ?? 0 }
             return ChatRecord(pos: number(0), kind: ChatRecord.Kind(rawValue: number(1)) ?? .message, threadNo: number(2),
                               side: Side(rawValue: number(3)) ?? .client, seq: number(4), a: number(5), b: number(6),
-                              ref: row[columns[7]], body: row[columns[8]], at: number(9))
+                              ref: row[7], body: row[8], at: number(9))
         }
     }
 
-    static func threads(_ connection: PGConnection) throws -> [ThreadRow] {
-        let answer = try connection.exec("""
-            SELECT t.id, t.no, t.coach_id, t.client_id, t.created_at, t.active, t.last_seq, t.last_message_at,
-                   t.last_preview, t.last_side, t.coach_delivered, t.coach_read, t.client_delivered, t.client_read,
-                   COALESCE((SELECT pos FROM log WHERE thread_no = t.no ORDER BY seq DESC, pos DESC LIMIT 1), 0) AS last_pos
-            FROM thread t ORDER BY t.created_at, t.no
-            """)
+    /// Threads with their views (as SQLite's `ChatLog.threads`); all of them when `ids` is nil.
+    static func threads(_ connection: PGConnection, ids: [String]?) throws -> [ThreadRow] {
+        let select = """
+            SELECT t.id, t.no, t.coachId, t.clientId, t.createdAt, l.clientId IS NOT NULL AS active, t.lastSeq,
+                   t.lastMessageAt, t.lastPreview, t.lastSenderId,
+                   COALESCE(rc.deliveredSeq, 0), COALESCE(rc.readSeq, 0), COALESCE(rk.deliveredSeq, 0), COALESCE(rk.readSeq, 0),
+                   COALESCE((SELECT pos FROM log WHERE threadNo = t.no ORDER BY seq DESC, pos DESC LIMIT 1), 0)
+            FROM thread t
+            LEFT JOIN coachClientLink l ON l.clientId = t.clientId AND l.coachId = t.coachId
+            LEFT JOIN receipt rc ON rc.threadId = t.id AND rc.userId = t.coachId
+            LEFT JOIN receipt rk ON rk.threadId = t.id AND rk.userId = t.clientId
+            """
+        let answer = try ids.map { try connection.exec(select + " WHERE t.id = ANY($1::text[])", [textArray($0)]) }
+            ?? connection.exec(select + " ORDER BY t.createdAt, t.no")
         return answer.rows.map { row in
             func number(_ index: Int) -> Int64 { Int64(row[index] ?? "0") ?? 0 }
-            return ThreadRow(id: row[0] ?? "", no: number(1), coachID: row[2] ?? "", clientID: row[3] ?? "", createdAt: number(4),
+            let coachID = row[2] ?? ""
+            return ThreadRow(id: row[0] ?? "", no: number(1), coachID: coachID, clientID: row[3] ?? "", createdAt: number(4),
                              active: row[5] == "t", lastSeq: number(6), lastMessageAt: row[7].flatMap { Int64($0) },
-                             lastPreview: row[8], lastSide: row[9].flatMap { Int64($0) }.flatMap(Side.init(rawValue:)),
+                             lastPreview: row[8], lastSide: row[9].map { $0 == coachID ? .coach : .client },
                              lastPos: number(14), coach: .init(delivered: number(10), read: number(11)),
                              client: .init(delivered: number(12), read: number(13)))
         }

@@ -78,6 +78,22 @@ public final class PostgresWriter: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Runs `work` in the next batch and waits until that batch committed (the blocking form of `submit`, for a
+    /// request's worker thread; never the event loop or the writer thread). `afterCommit` runs on the writer
+    /// thread after the commit, in commit order, before this returns.
+    func perform<T: Sendable>(_ work: @escaping (PGBatch) throws -> T, afterCommit: @escaping @Sendable (T) -> Void) throws -> T {
+        condition.lock()
+        let writerThread = thread
+        condition.unlock()
+        precondition(Thread.current !== writerThread, "PostgresWriter.perform on the writer thread would wait for itself")
+        let done = Waiter<T>()
+        submit(work) { result in
+            if case .success(let value) = result { afterCommit(value) }
+            done.finish(result)
+        }
+        return try done.wait().get()
+    }
+
     /// Finishes queued jobs, then stops the thread and closes the connection. Idempotent.
     public func stop() {
         condition.lock()
@@ -133,6 +149,26 @@ public final class PostgresWriter: @unchecked Sendable {
         let batch = Array(queue[..<count])
         queue.removeFirst(count)
         return batch
+    }
+}
+
+/// One result handed from the writer thread to a waiting caller.
+private final class Waiter<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?
+
+    func finish(_ result: Result<T, any Error>) {
+        condition.lock()
+        self.result = result
+        condition.signal()
+        condition.unlock()
+    }
+
+    func wait() -> Result<T, any Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil { condition.wait() }
+        return result!
     }
 }
 

@@ -14,24 +14,24 @@ struct PostgresChatLogTests {
         ChatRecord(kind: .message, threadNo: thread, side: side, seq: seq, ref: ref, body: "body \(ref)", at: 1000 + seq)
     }
 
-    /// A database with `threads` threads ("t1"…), numbered 1…, and their `link` records at positions 1….
+    /// A database with `threads` threads ("t1"… between coach "cN" and client "aN"), numbered 1…, and their
+    /// `link` records at positions 1….
     static func database(threads: Int, in cluster: PostgresCluster) throws -> String {
-        let url = try cluster.makeDatabase()
-        let log = try PostgresChatLog(url: url)
-        defer { log.close() }
-        for index in 1...threads {
-            _ = try wait { log.createThread(id: "t\(index)", coachID: "c\(index)", clientID: "a\(index)", now: Int64(index), completion: $0) }
-        }
-        return url
+        try cluster.databaseWithPairs((1...threads).map { ("c\($0)", "a\($0)", "t\($0)") })
+    }
+
+    /// One engine on its own store (its own writer connection): what one Spotter process of a cluster has.
+    static func log(_ url: String) throws -> PostgresChatLog {
+        PostgresChatLog(store: try PostgresStore(url: url))
     }
 
     @Test func twoWritersGetPositionsInCommitOrderWithNoGapAReaderCouldSee() throws {
         let cluster = try PostgresCluster.shared()
         let url = try Self.database(threads: 2, in: cluster)
-        let writers = [try PostgresChatLog(url: url), try PostgresChatLog(url: url)]
-        defer { for writer in writers { writer.close() } }
-        let reader = try PostgresChatLog(url: url)
-        defer { reader.close() }
+        let writers = [try Self.log(url), try Self.log(url)]
+        defer { for writer in writers { writer.store.close() } }
+        let reader = try Self.log(url)
+        defer { reader.store.close() }
 
         let perWriter = 400
         let done = DispatchGroup()
@@ -86,9 +86,9 @@ struct PostgresChatLogTests {
     @Test func aStaleWriterCannotStoreASecondMessageUnderATakenSeq() throws {
         let cluster = try PostgresCluster.shared()
         let url = try Self.database(threads: 1, in: cluster)
-        let a = try PostgresChatLog(url: url)
-        let b = try PostgresChatLog(url: url)
-        defer { a.close(); b.close() }
+        let a = try Self.log(url)
+        let b = try Self.log(url)
+        defer { a.store.close(); b.store.close() }
         _ = try wait { a.append([Self.message(1, 1, "from-a")], completion: $0) }
         // B's memory of the thread is stale: it gives out seq 1 again.
         #expect(throws: (any Error).self) { try wait { b.append([Self.message(1, 1, "from-b", side: .coach)], completion: $0) } }
@@ -105,8 +105,8 @@ struct PostgresChatLogTests {
         let cluster = try PostgresCluster.start()
         defer { cluster.stop() }
         let url = try Self.database(threads: 1, in: cluster)
-        let log = try PostgresChatLog(url: url)
-        defer { log.close() }
+        let log = try Self.log(url)
+        defer { log.store.close() }
         let acked = try wait { log.append([Self.message(1, 1, "before")], completion: $0) }
         #expect(acked == [2])
 
@@ -135,14 +135,9 @@ struct PostgresChatLogTests {
     /// what the writers were told was accepted.
     @Test func noUserIsInTwoOverlappingSessionsWhicheverProcessBooks() throws {
         let cluster = try PostgresCluster.shared()
-        let url = try cluster.makeDatabase()
-        let setup = try PostgresChatLog(url: url)
-        for index in 1...4 {
-            _ = try wait { setup.createThread(id: "t\(index)", coachID: "c", clientID: "a\(index)", now: 0, completion: $0) }
-        }
-        setup.close()
-        let writers = try (0..<3).map { _ in try PostgresChatLog(url: url) }
-        defer { for writer in writers { writer.close() } }
+        let url = try cluster.databaseWithPairs((1...4).map { ("c", "a\($0)", "t\($0)") })
+        let writers = try (0..<3).map { _ in try Self.log(url) }
+        defer { for writer in writers { writer.store.close() } }
 
         struct Outcome { var accepted: [String: Session] = [:]; var refused = 0; var otherErrors: [String] = [] }
         let outcomes = Mutex([Outcome](repeating: Outcome(), count: writers.count))
@@ -210,8 +205,8 @@ struct PostgresChatLogTests {
     @Test func textsComeBackByteForByteWhateverTheyHold() throws {
         let cluster = try PostgresCluster.shared()
         let url = try Self.database(threads: 1, in: cluster)
-        let log = try PostgresChatLog(url: url)
-        defer { log.close() }
+        let log = try Self.log(url)
+        defer { log.store.close() }
         let texts = [#"quote " and backslash \ and \" both"#, "{braces},commas,\"NULL\"", "NULL", "", " spaced ",
                      "مرحبا كيف حالك؟", "emoji 👋🏽 and\nnew\tlines", #"{"json": "card", "kcal": [1, 2]}"#, "a\u{0}b"]
         var records = texts.enumerated().map { index, text in
@@ -227,9 +222,9 @@ struct PostgresChatLogTests {
     @Test func migrationsApplyOnceAndAreListed() throws {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
-        #expect(try PostgresSchema.migrate(url: url) == ["v1-log", "v2-session-slots"])
+        #expect(try PostgresSchema.migrate(url: url) == ["v1-accounts", "v2-log", "v3-session-slots"])
         #expect(try PostgresSchema.migrate(url: url) == [])
-        #expect(try PostgresSchema.applied(url: url) == ["v1-log", "v2-session-slots"])
+        #expect(try PostgresSchema.applied(url: url) == ["v1-accounts", "v2-log", "v3-session-slots"])
         #expect(throws: PostgresError.self) { try PostgresSchema.migrate(url: cluster.url(database: "no_such_database")) }
     }
 
@@ -237,9 +232,9 @@ struct PostgresChatLogTests {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
         let first = try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", url])
-        #expect(first.contains("migrations applied now: v1-log, v2-session-slots"), "\(first)")
+        #expect(first.contains("migrations applied now: v1-accounts, v2-log, v3-session-slots"), "\(first)")
         let second = try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", url])
-        #expect(second.contains("migrations applied now: none") && second.contains("migrations applied: v1-log, v2-session-slots"), "\(second)")
+        #expect(second.contains("migrations applied now: none") && second.contains("migrations applied: v1-accounts, v2-log, v3-session-slots"), "\(second)")
         #expect(throws: (any Error).self) { try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", "mysql://x"]) }
     }
 }

@@ -37,15 +37,12 @@ struct EngineUnderTest: Sendable, CustomTestStringConvertible {
     /// what to install, where PostgreSQL is missing).
     static func postgres() throws -> EngineUnderTest {
         let cluster = try PostgresCluster.shared()
-        let url = try cluster.makeDatabase()
+        let url = try cluster.databaseWithPairs([("c", "a", "t1"), ("d", "b", "t2")])
         let database = String(url.split(separator: "/").last!)
-        let log = try PostgresChatLog(url: url)
-        for id in ["c", "d", "a", "b"] { _ = try waitFor { log.setName(id.uppercased(), for: id, completion: $0) } }
-        _ = try waitFor { log.createThread(id: "t1", coachID: "c", clientID: "a", now: 10, completion: $0) }
-        _ = try waitFor { log.createThread(id: "t2", coachID: "d", clientID: "b", now: 11, completion: $0) }
+        let log = PostgresChatLog(store: try PostgresStore(url: url))
         return EngineUnderTest(name: "PostgreSQL", engine: log,
-                               breakNextAppend: { try cluster.psql(database, "ALTER TABLE log RENAME TO log_away") },
-                               repair: { try cluster.psql(database, "ALTER TABLE log_away RENAME TO log") })
+                               breakNextAppend: { try cluster.psql(database, "ALTER TABLE log RENAME TO logAway") },
+                               repair: { try cluster.psql(database, "ALTER TABLE logAway RENAME TO log") })
     }
 
     static func memory() throws -> EngineUnderTest {

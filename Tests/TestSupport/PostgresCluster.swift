@@ -1,4 +1,6 @@
 import Foundation
+import SpotterPostgres
+import SpotterStore
 
 /// A throwaway PostgreSQL cluster for the cluster-mode tests: `initdb` into a temp directory, `pg_ctl start` on a
 /// free loopback port, one fresh database per caller, stopped (`-m immediate`) when the test process exits. Needs
@@ -135,4 +137,42 @@ public final class PostgresCluster: @unchecked Sendable {
         }
         return text
     }
+}
+
+extension PostgresCluster {
+    /// A fresh database with users and linked pairs made through the accounts' own SQL: for each pair, the coach
+    /// and the client (full names are their ids upper-cased) and the link with its thread (`threadID`), whose
+    /// `link` record is in the log. Threads are numbered 1… and their link records take positions 1…, in order.
+    public func databaseWithPairs(_ pairs: [(coach: String, client: String, threadID: String)]) throws -> String {
+        let url = try makeDatabase()
+        let store = try PostgresStore(url: url)
+        defer { store.close() }
+        let accounts = AccountStore(engine: PostgresAccounts(store: store))
+        var made: Set<String> = []
+        for pair in pairs {
+            for (id, role) in [(pair.coach, "coach"), (pair.client, "client")] where made.insert(id).inserted {
+                try accounts.createUser(id: id, role: role, fullName: id.uppercased(), email: "\(id)@example.com", phone: nil,
+                                        passwordHash: nil, now: 0)
+            }
+        }
+        let log = PostgresChatLog(store: store)
+        for (index, pair) in pairs.enumerated() {
+            let done = DispatchSemaphore(value: 0)
+            let outcome = LockedResult()
+            log.createLink(clientID: pair.client, coachID: pair.coach, threadID: pair.threadID, now: Int64(10 + index)) { result in
+                outcome.set(result.map { _ in () })
+                done.signal()
+            }
+            done.wait()
+            try outcome.get()
+        }
+        return url
+    }
+}
+
+private final class LockedResult: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<Void, any Error> = .success(())
+    func set(_ value: Result<Void, any Error>) { lock.lock(); result = value; lock.unlock() }
+    func get() throws { lock.lock(); defer { lock.unlock() }; try result.get() }
 }

@@ -95,7 +95,7 @@ extension AccountStore {
     public func changeRequests(status: String?) throws -> [ChangeRequestRecord] {
         try read { db in
             try db.fetchAll("""
-                SELECT * FROM coachChangeRequest WHERE ?1 IS NULL OR status = ?1 ORDER BY createdAt DESC, rowid DESC
+                SELECT * FROM coachChangeRequest WHERE CAST(?1 AS TEXT) IS NULL OR status = ?1 ORDER BY createdAt DESC, rowid DESC
                 """, [status]).map(ChangeRequestRecord.init(row:))
         }
     }
