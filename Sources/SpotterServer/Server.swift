@@ -26,7 +26,8 @@ public final class Server: @unchecked Sendable {
     let logger: Logger
     let metrics = ServerMetrics()
     let handshakePolicy: HandshakePolicy
-    let store: Store
+    /// The chat, the accounts and their one writer: SQLite, or PostgreSQL (`--store`).
+    let storage: any ServerStorage
     private let echo = EchoEndpoint()
     private(set) var api: API!
     private(set) var hub: MessagingHub!
@@ -45,31 +46,38 @@ public final class Server: @unchecked Sendable {
     private var drainDeadline: UInt64 = 0
 
     /// - Parameters:
-    ///   - store: the database, opened by the caller before the loop runs.
+    ///   - store: the SQLite database, opened by the caller before the loop runs.
     ///   - otpSender: where sign-in codes go; the default writes them to the log.
     ///   - emailSender: where codes confirming a new email address go; the default writes them to the log.
-    public init(config: ServerConfig, store: Store, logger: Logger = Logger(label: "spotter"), otpSender: (any OTPSender)? = nil,
-                emailSender: (any OTPSender)? = nil) {
+    public convenience init(config: ServerConfig, store: Store, logger: Logger = Logger(label: "spotter"),
+                            otpSender: (any OTPSender)? = nil, emailSender: (any OTPSender)? = nil) {
+        self.init(config: config, storage: SQLiteStorage(store: store, filesDirectory: config.dataDirectory + "/attachments"),
+                  logger: logger, otpSender: otpSender, emailSender: emailSender)
+    }
+
+    /// - Parameters:
+    ///   - storage: where everything is kept (SQLite or PostgreSQL), opened by the caller before the loop runs.
+    public init(config: ServerConfig, storage: any ServerStorage, logger: Logger = Logger(label: "spotter"),
+                otpSender: (any OTPSender)? = nil, emailSender: (any OTPSender)? = nil) {
         self.config = config
-        self.store = store
+        self.storage = storage
         self.logger = logger
         handshakePolicy = HandshakePolicy(allowedOrigins: config.allowedOrigins)
         let secret = config.tokenSecret ?? SecureRandom.bytes(32)
-        // One writer thread for every write: the chat log's appends and the accounts' changes share its commits.
-        let writer = StoreWriter(store: store)
         let directory: UserDirectory
         do {
-            directory = try UserDirectory.load(store)
+            directory = try storage.loadUsers()
         } catch {
             logger.error("could not load the users; connects read them from the database", metadata: ["error": "\(error)"])
             directory = UserDirectory()
         }
+        // One writer for every write: the chat log's appends and the accounts' changes share its commits.
+        let accounts = AccountStore(engine: storage.accounts, directory: directory)
         let services = APIServices(
-            store: store, accounts: AccountStore(store, writer: writer, directory: directory),
+            accounts: accounts,
             // Attachments beside the database; an in-memory store (tests) keeps them in a temporary folder.
-            attachments: AttachmentStore(store, writer: writer, directory: store.path == nil
-                ? "/tmp/spotter-attachments-\(getpid())-\(SecureRandom.uuid())"
-                : config.dataDirectory + "/attachments"),
+            attachments: AttachmentStore(engine: storage.accounts, directory: storage.filesDirectory
+                ?? "/tmp/spotter-attachments-\(getpid())-\(SecureRandom.uuid())"),
             hasher: PasswordHasher(logN: config.passwordHashLogN),
             signer: AccessTokenSigner(secret: secret), otpSender: otpSender ?? LogOTPSender(logger: logger),
             emailSender: emailSender ?? LogOTPSender(logger: logger, channel: "email"),
@@ -80,17 +88,16 @@ public final class Server: @unchecked Sendable {
         // Access tokens of sessions revoked before a restart must stay refused.
         var revoked: [RevokedSession] = []
         do {
-            revoked = try AccountStore(store).sessionsRevoked(since: unixNow() - config.accessTokenLifetimeSeconds - 60)
+            revoked = try accounts.sessionsRevoked(since: unixNow() - config.accessTokenLifetimeSeconds - 60)
         } catch {
             logger.error("could not load recent revocations; their access tokens work until they expire",
                          metadata: ["error": "\(error)"])
         }
         web = Self.webFiles(config.webRoot, logger)
-        chatLog = ChatLog(store: store, writer: writer)
         api = API(server: self, services: services, revoked: revoked)
     }
 
-    private let chatLog: ChatLog
+    private var chatLog: any ChatStore { storage.chat }
     /// The JavaScript client and the console.
     private let web: WebFiles
 
@@ -171,7 +178,7 @@ public final class Server: @unchecked Sendable {
         loop.run()
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
         hub.checkpointBeforeStop()
-        chatLog.writer.stop()
+        storage.stop()
         loop.closeAllHandles()
         logger.info("stopped")
     }
@@ -301,10 +308,10 @@ public final class Server: @unchecked Sendable {
             return .respond(health())
         case "/metrics":
             guard request.method == "GET" else { return .respond(methodNotAllowed) }
-            let writer = chatLog.writer
+            let totals = storage.writerTotals
             metrics.outboundQueued.record(connections.values.reduce(0) { $0 + $1.tcp.queuedBytes })
             metrics.recordStore(writesInFlight: hub.inFlight, totals: ServerMetrics.StoreTotals(
-                batches: writer.batchesCommitted, jobs: writer.jobsCommitted, checkpointPasses: writer.checkpointPasses))
+                batches: totals.batches, jobs: totals.jobs, checkpointPasses: totals.checkpointPasses))
             return .respond(HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: metrics.exposition()))
@@ -338,7 +345,7 @@ public final class Server: @unchecked Sendable {
         let health = Health(
             status: isDraining ? "draining" : "ok", version: Self.version,
             uptimeSeconds: Double(loop.nowMilliseconds &- startedAt) / 1000, connections: connections.count,
-            run: store.runNumber)
+            run: storage.runNumber)
         return .json(isDraining ? 503 : 200, health)
     }
 }

@@ -38,7 +38,6 @@ public struct LogOTPSender: OTPSender {
 /// work off the loop, and the helpers that shape replies. Every member is
 /// Sendable so work closures can carry it to the thread pool.
 struct APIServices: Sendable {
-    let store: Store
     let accounts: AccountStore
     let attachments: AttachmentStore
     let hasher: PasswordHasher

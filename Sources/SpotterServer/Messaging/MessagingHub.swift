@@ -16,7 +16,7 @@ import WebSocket
 /// after everything it reflects is on disk.
 final class MessagingHub {
     unowned let server: Server
-    let log: ChatLog
+    let log: any ChatStore
     let broker: any Broker
     private(set) var state: ChatState
     private(set) var resumeFloor: Int64
@@ -54,7 +54,7 @@ final class MessagingHub {
     /// Work waiting for a client's count, by user id.
     private var waitingForQuota: [String: [() -> Void]] = [:]
 
-    init(server: Server, log: ChatLog, loaded: LoadedChat, broker: any Broker = InProcessBroker(), maxInFlight: Int) {
+    init(server: Server, log: any ChatStore, loaded: LoadedChat, broker: any Broker = InProcessBroker(), maxInFlight: Int) {
         self.server = server
         self.log = log
         self.broker = broker

@@ -40,6 +40,23 @@ public final class UserDirectory: Sendable {
         return UserDirectory(byID: byID)
     }
 
+    /// Reads every user through an accounts engine (PostgreSQL's; SQLite's start uses the cursor above).
+    public static func load(_ engine: any AccountsEngine) throws -> UserDirectory {
+        let rows = try engine.read { db in
+            try db.fetchAll("""
+                SELECT id, role, fullName, email, phone, language, onboardingCompleted, createdAt, timeZone, tier, avatar FROM "user"
+                """)
+        }
+        var byID: [String: UserRecord] = [:]
+        byID.reserveCapacity(rows.count)
+        for row in rows {
+            byID[row[0]] = UserRecord(id: row[0], role: row[1], fullName: row[2], email: row[3], phone: row[4], passwordHash: nil,
+                                      language: row[5], onboardingCompleted: row[6], createdAt: row[7], timeZone: row[8],
+                                      tier: row[9], avatar: row[10])
+        }
+        return UserDirectory(byID: byID)
+    }
+
     private init(byID: [String: UserRecord]) {
         users = Mutex(byID)
     }

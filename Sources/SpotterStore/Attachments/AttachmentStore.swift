@@ -1,5 +1,4 @@
 import FoundationEssentials
-import GRDB
 import SpotterCore
 
 #if canImport(Glibc)
@@ -10,14 +9,17 @@ import Glibc
 /// was uploaded to (`attachment`): only that thread's participants may read it. The file is written and synced
 /// before its row is committed, so a row never names a missing file. Blocking: call from a worker thread.
 public final class AttachmentStore: Sendable {
-    let store: Store
-    let writer: StoreWriter?
+    /// Where the rows go: the accounts' engine (SQLite or PostgreSQL), through the server's one writer.
+    let engine: any AccountsEngine
     public let directory: String
 
-    public init(_ store: Store, writer: StoreWriter?, directory: String) {
-        self.store = store
-        self.writer = writer
+    public init(engine: any AccountsEngine, directory: String) {
+        self.engine = engine
         self.directory = directory
+    }
+
+    public convenience init(_ store: Store, writer: StoreWriter?, directory: String) {
+        self.init(engine: SQLiteAccounts(database: store.writer, writer: writer), directory: directory)
     }
 
     public struct Saved: Sendable, Equatable {
@@ -30,12 +32,13 @@ public final class AttachmentStore: Sendable {
     /// answers the same id.
     public func save(_ bytes: [UInt8], type: String, threadID: String, uploaderID: String, now: Int64) throws -> Saved {
         let id = try keep(bytes)
-        let work: @Sendable (Database) throws -> Void = { db in
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO attachment (id, threadId, uploaderId, type, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [id, threadID, uploaderID, type, bytes.count, now])
-        }
-        if let writer { try writer.perform(work) } else { try store.writer.write(work) }
+        let count = bytes.count
+        try engine.write({ db in
+            try db.execute("""
+                INSERT INTO attachment (id, threadId, uploaderId, type, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id, threadId) DO NOTHING
+                """, [id, threadID, uploaderID, type, count, now])
+        }, afterCommit: { _ in })
         return Saved(id: id, type: type, bytes: bytes.count)
     }
 
@@ -63,8 +66,8 @@ public final class AttachmentStore: Sendable {
     /// The attachment `id` of `threadID` with its contents, or nil if the thread has no such attachment.
     public func read(id: String, threadID: String) throws -> (type: String, contents: [UInt8])? {
         guard Self.isDigest(id) else { return nil }
-        guard let type = try store.writer.read({ db in
-            try String.fetchOne(db, sql: "SELECT type FROM attachment WHERE id = ? AND threadId = ?", arguments: [id, threadID])
+        guard let type: String = try engine.read({ db in
+            try db.fetchValue("SELECT type FROM attachment WHERE id = ? AND threadId = ?", [id, threadID])
         }) else { return nil }
         return (type, try Self.readFile(directory + "/" + id))
     }
@@ -72,11 +75,11 @@ public final class AttachmentStore: Sendable {
     /// The attachments `ids` of `threadID` as (id, type, bytes), in the order asked; nil if one is not the
     /// thread's.
     public func find(ids: [String], threadID: String) throws -> [(id: String, type: String, bytes: Int)]? {
-        try store.writer.read { db in
+        try engine.read { db in
             var found: [(id: String, type: String, bytes: Int)] = []
             for id in ids {
-                guard let row = try Row.fetchOne(db, sql: "SELECT type, bytes FROM attachment WHERE id = ? AND threadId = ?",
-                                                 arguments: [id, threadID]) else { return nil }
+                guard let row = try db.fetchOne("SELECT type, bytes FROM attachment WHERE id = ? AND threadId = ?",
+                                                [id, threadID]) else { return nil }
                 found.append((id, row["type"], row["bytes"]))
             }
             return found

@@ -137,6 +137,13 @@ public struct LinkOutcome<Value: Sendable>: Sendable {
     public let records: [ChatRecord]
     public let threads: [ThreadRow]
     public let names: [String: String]
+
+    public init(value: Value, records: [ChatRecord], threads: [ThreadRow], names: [String: String]) {
+        self.value = value
+        self.records = records
+        self.threads = threads
+        self.names = names
+    }
 }
 
 public enum ChatLogError: Error, Equatable, CustomStringConvertible {
