@@ -10,7 +10,7 @@ import SpotterStore
 /// PostgreSQL when its completion runs. Reads that must see every earlier append (a retry's original, a thread's
 /// recent sends, a client's monthly count) run on the writer, in order; the others (history, resume, load) on a
 /// small pool of reader connections, from any thread but the loop's.
-public final class PostgresChatLog: ChatLogEngine {
+public final class PostgresChatLog: ChatStore {
     public let store: PostgresStore
     var writer: PostgresWriter { store.writer }
     private var readers: PGReaderPool { store.readers }
@@ -162,14 +162,36 @@ public final class PostgresChatLog: ChatLogEngine {
 
     // MARK: - Link changes (accounts and log in one transaction)
 
-    /// A client picks their first coach: the link, the thread if the pair has none, and a `link` record, in one
-    /// transaction (the accounts' own SQL, `AccountStore.createLink`). Throws `AccountStoreError` as it does.
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
-                           completion: @escaping @Sendable (Result<(link: LinkRecord, records: [ChatRecord], threads: [ThreadRow]), any Error>) -> Void) {
-        writer.submit({ batch in
-            let link = try AccountStore.createLink(PGSQLDatabase(batch.connection), clientID: clientID, coachID: coachID,
-                                                   threadID: threadID, now: now)
-            let rows = try PostgresChatLog.threads(batch.connection, ids: [link.threadId])
+                           completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void) {
+        linkChange(now: now, { db in
+            let link = try AccountStore.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
+            return (link, [link.threadId])
+        }, completion: completion)
+    }
+
+    public func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
+                             completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void) {
+        linkChange(now: now, { db in
+            let (request, previous) = try AccountStore.decideChangeRequest(
+                db, id: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
+            guard approve else { return (request, []) }
+            let coaches = Set([previous, request.toCoachId].compactMap { $0 })
+            let threads = try db.fetchAll("SELECT id, coachId FROM thread WHERE clientId = ? ORDER BY createdAt, no",
+                                          [request.clientId])
+            return (request, threads.filter { coaches.contains($0["coachId"]) }.map { $0["id"] })
+        }, completion: completion)
+    }
+
+    /// Runs a link change (the accounts' own SQL, which returns the threads whose link state changed) and
+    /// appends a `link` record for each of those threads, in one transaction (as SQLite's `ChatLog.linkChange`).
+    private func linkChange<Value: Sendable>(
+        now: Int64, _ change: @escaping (any SQLDatabase) throws -> (Value, [String]),
+        completion: @escaping @Sendable (Result<LinkOutcome<Value>, any Error>) -> Void
+    ) {
+        writer.submit({ batch -> LinkOutcome<Value> in
+            let (value, threadIDs) = try change(PGSQLDatabase(batch.connection))
+            let rows = try PostgresChatLog.threads(batch.connection, ids: threadIDs)
             var records: [ChatRecord] = []
             for row in rows {
                 let seq = Int64(try batch.connection.execPrepared(
@@ -178,16 +200,45 @@ public final class PostgresChatLog: ChatLogEngine {
             }
             let positions = try PostgresChatLog.insert(batch, records)
             for index in records.indices { records[index].pos = positions[index] }
-            return (link, records, rows)
+            return LinkOutcome(value: value, records: records, threads: rows, names: try PostgresChatLog.names(batch.connection, of: rows))
         }, completion: completion)
     }
 
-    /// Records when the user was last seen (unix seconds).
     public func setLastSeen(userID: String, at: Int64) {
         writer.submit({ batch in
             try batch.connection.execPrepared(#"UPDATE "user" SET lastSeenAt = $1 WHERE id = $2"#, [String(at), userID])
             return ()
         }, completion: { _ in })
+    }
+
+    public func lastSeen(userIDs: [String]) throws -> [String: Int64] {
+        guard !userIDs.isEmpty else { return [:] }
+        return try readers.read { connection in
+            var seen: [String: Int64] = [:]
+            for row in try connection.exec(#"SELECT id, lastSeenAt FROM "user" WHERE id = ANY($1::text[]) AND lastSeenAt IS NOT NULL"#,
+                                           [PostgresChatLog.textArray(userIDs)]).rows {
+                if let id = row[0], let at = row[1].flatMap({ Int64($0) }) { seen[id] = at }
+            }
+            return seen
+        }
+    }
+
+    public func threads(ids: [String]) throws -> (threads: [ThreadRow], names: [String: String]) {
+        try readers.read { connection in
+            let rows = try PostgresChatLog.threads(connection, ids: ids)
+            return (rows, try PostgresChatLog.names(connection, of: rows))
+        }
+    }
+
+    static func names(_ connection: PGConnection, of threads: [ThreadRow]) throws -> [String: String] {
+        let users = Array(Set(threads.flatMap { [$0.coachID, $0.clientID] }))
+        guard !users.isEmpty else { return [:] }
+        var names: [String: String] = [:]
+        for row in try connection.exec(#"SELECT id, fullName FROM "user" WHERE id = ANY($1::text[]) AND fullName IS NOT NULL"#,
+                                       [textArray(users)]).rows {
+            if let id = row[0], let name = row[1] { names[id] = name }
+        }
+        return names
     }
 
     // MARK: - Reads (reader connections; blocking, never on the loop)

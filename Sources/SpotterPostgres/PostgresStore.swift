@@ -43,3 +43,33 @@ public struct PostgresAccounts: AccountsEngine {
         try store.readers.read { connection in try work(PGSQLDatabase(connection)) }
     }
 }
+
+/// A server's storage on PostgreSQL (`spotter serve --store postgres://…`): the chat and the accounts in one
+/// database through one writer, attachment files in `filesDirectory` (a folder every process can read: one
+/// machine, or shared storage).
+public final class PostgresStorage: ServerStorage {
+    public let store: PostgresStore
+    private let log: PostgresChatLog
+    public let filesDirectory: String?
+    public let runNumber: Int64?
+
+    /// Records this start in `serverRun` (its id is the run number `/healthz` shows).
+    public init(store: PostgresStore, filesDirectory: String?, version: String, startedAt: Int64) throws {
+        self.store = store
+        log = PostgresChatLog(store: store)
+        self.filesDirectory = filesDirectory
+        runNumber = try store.readers.read { connection in
+            Int64(try connection.exec("INSERT INTO serverRun (version, startedAt) VALUES ($1, $2) RETURNING id",
+                                      [version, String(startedAt)]).scalar ?? "")
+        }
+    }
+
+    public var chat: any ChatStore { log }
+    public var accounts: any AccountsEngine { PostgresAccounts(store: store) }
+    public func loadUsers() throws -> UserDirectory { try UserDirectory.load(accounts) }
+    public var writerTotals: (batches: Int, jobs: Int, checkpointPasses: Int) {
+        let totals = store.writer.totals
+        return (totals.batches, totals.jobs, 0)
+    }
+    public func stop() { store.close() }
+}

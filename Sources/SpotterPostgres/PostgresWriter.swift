@@ -47,6 +47,8 @@ public final class PostgresWriter: @unchecked Sendable {
     private var stopping = false
     private var stopped = false
     private var thread: Thread?
+    private var batches = 0
+    private var jobs = 0
     private var connection: PGConnection?
     private let url: String
     private let maxBatch: Int
@@ -94,6 +96,13 @@ public final class PostgresWriter: @unchecked Sendable {
         return try done.wait().get()
     }
 
+    /// Batches committed and the jobs in them, so far (metrics).
+    var totals: (batches: Int, jobs: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (batches, jobs)
+    }
+
     /// Finishes queued jobs, then stops the thread and closes the connection. Idempotent.
     public func stop() {
         condition.lock()
@@ -118,6 +127,12 @@ public final class PostgresWriter: @unchecked Sendable {
                 failure = error
                 if let connection, !connection.isBroken { _ = try? connection.exec("ROLLBACK") }
                 logger.error("postgres batch did not commit", metadata: ["error": "\(error)", "jobs": "\(batch.count)"])
+            }
+            if failure == nil {
+                condition.lock()
+                batches += 1
+                jobs += batch.count
+                condition.unlock()
             }
             for job in batch { job.finish(batchError: failure) }
         }

@@ -23,7 +23,7 @@ public final class Store: Sendable {
     /// power loss, not only a crash.
     public static func open(directory: String, synchronousFull: Bool = true, writerCacheKiB: Int = 65_536,
                             logger: Logger = Logger(label: "spotter.store")) throws -> Store {
-        try makeDirectory(directory)
+        try StoreDirectory.make(directory)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         if synchronousFull {
@@ -172,8 +172,11 @@ public final class Store: Sendable {
         }
         return migrator
     }()
+}
 
-    private static func makeDirectory(_ path: String) throws {
+/// The data directory: made (mode 0750) if missing.
+public enum StoreDirectory {
+    public static func make(_ path: String) throws {
         var isDirectory = stat()
         if stat(path, &isDirectory) == 0 { return }
         guard mkdir(path, 0o750) == 0 || errno == EEXIST else {

@@ -34,7 +34,23 @@ struct StorageOptions: ParsableArguments {
         valueName: "level"))
     var logLevel: String?
 
+    @Option(help: ArgumentHelp("""
+        A PostgreSQL database to keep everything in instead of SQLite in --data-dir (cluster mode's shared store), \
+        as a libpq URL: postgres://user@host:port/database; attachment files and the token secret stay in \
+        --data-dir. [env: SPOTTER_STORE]
+        """, valueName: "url"))
+    var store: String?
+
     var resolvedDataDirectory: String { dataDirectory ?? env("SPOTTER_DATA_DIR") ?? "data" }
+
+    /// The PostgreSQL URL, if one is set (checked).
+    func postgresURL() throws -> String? {
+        guard let url = store ?? env("SPOTTER_STORE") else { return nil }
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+            throw ValidationError("--store must be a postgres:// or postgresql:// URL, got '\(url)'")
+        }
+        return url
+    }
 
     func makeLogger() throws -> Logger {
         let text = logLevel ?? env("SPOTTER_LOG_LEVEL") ?? "info"
@@ -262,13 +278,23 @@ struct Serve: ParsableCommand {
     func run() throws {
         let config = try makeConfig()
         let logger = try storage.makeLogger()
-        let store = try Store.open(directory: config.dataDirectory, logger: logger)
-            .recordingStart(version: Server.version, at: Int64(time(nil)))
+        let serverStorage: any ServerStorage
+        if let url = try storage.postgresURL() {
+            try StoreDirectory.make(config.dataDirectory)  // the token secret and attachment files stay there
+            serverStorage = try PostgresStorage(store: PostgresStore(url: url, logger: logger),
+                                                filesDirectory: config.dataDirectory + "/attachments",
+                                                version: Server.version, startedAt: Int64(time(nil)))
+            logger.info("keeping everything in PostgreSQL", metadata: ["run": "\(serverStorage.runNumber.map(String.init) ?? "?")"])
+        } else {
+            let store = try Store.open(directory: config.dataDirectory, logger: logger)
+                .recordingStart(version: Server.version, at: Int64(time(nil)))
+            serverStorage = SQLiteStorage(store: store, filesDirectory: config.dataDirectory + "/attachments")
+        }
         var configured = config
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
-        let server = Server(config: configured, store: store, logger: logger, otpSender: sender, emailSender: emailSender)
+        let server = Server(config: configured, storage: serverStorage, logger: logger, otpSender: sender, emailSender: emailSender)
         if let sender = sender as? HTTPOTPSender {
             logger.info("sign-in codes go to the SMS gateway", metadata: ["host": "\(sender.url.host ?? "")"])
         }
@@ -286,18 +312,9 @@ struct Migrate: ParsableCommand {
 
     @OptionGroup var storage: StorageOptions
 
-    @Option(help: ArgumentHelp("""
-        A PostgreSQL database to migrate instead of the SQLite one in --data-dir (cluster mode's shared store), as a \
-        libpq URL: postgres://user@host:port/database. [env: SPOTTER_STORE]
-        """, valueName: "url"))
-    var store: String?
-
     func run() throws {
         let logger = try storage.makeLogger()
-        if let url = store ?? env("SPOTTER_STORE") {
-            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw ValidationError("--store must be a postgres:// or postgresql:// URL, got '\(url)'")
-            }
+        if let url = try storage.postgresURL() {
             let now = try PostgresSchema.migrate(url: url)
             print("migrations applied now: \(now.isEmpty ? "none" : now.joined(separator: ", "))")
             print("migrations applied: \(try PostgresSchema.applied(url: url).joined(separator: ", "))")

@@ -93,7 +93,7 @@ struct AccountsAPITests {
     @Test func signInReplacesAHashMadeWithWeakerParameters() throws {
         let server = try TestServer()  // hashes at logN 10
         defer { server.stop() }
-        let accounts = AccountStore(server.store)
+        let accounts = server.accounts
         try accounts.createUser(id: "old", role: "client", fullName: "Old", email: "old@example.com", phone: nil,
                                 passwordHash: PasswordHasher(logN: 8).hash("secret1"), now: 0)
         let api = APIClient(port: server.port)

@@ -21,7 +21,7 @@ struct CoachingFixture {
         clientB = try api.signUp(role: "client", name: "Badr Client", email: "b@client.test")
         clientC = try api.signUp(role: "client", name: "Chadi Client", email: "c@client.test")
         let adminID = SecureRandom.uuid()
-        _ = try AccountStore(server.store).createUser(
+        _ = try server.accounts.createUser(
             id: adminID, role: "admin", fullName: "Admin", email: "admin@spotter.test", phone: nil,
             passwordHash: PasswordHasher(logN: 10).hash("adminpass"), now: 0)
         let signedIn = try api.call("POST", "/v1/auth/signin", ["email": "admin@spotter.test", "password": "adminpass"])

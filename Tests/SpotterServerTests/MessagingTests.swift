@@ -269,12 +269,12 @@ struct MessagingTests {
         defer { chat.server.stop() }
         let client = try chat.socket(chat.fixture.clientA.access)
         #expect(try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "f1", "text": "one"])["seq"] as? Int == 1)
-        try chat.server.store.writer.write { db in try db.execute(sql: "ALTER TABLE log RENAME TO logAway") }
+        try chat.server.execute("ALTER TABLE log RENAME TO logAway")
         let failed = try client.command("message.send", ["thread_id": chat.thread, "client_message_id": "f2", "text": "two"])
         // Typed: nothing was saved, retry later (never a false ack, never a bare internal error).
         #expect(errorCode(failed) == "unavailable")
         #expect((failed["error"] as? [String: Any])?["retry_after"] as? Int == 1)
-        try chat.server.store.writer.write { db in try db.execute(sql: "ALTER TABLE logAway RENAME TO log") }
+        try chat.server.execute("ALTER TABLE logAway RENAME TO log")
         // Refused while the state reloads (also `unavailable`), then accepted with the next seq after the last durable one.
         var seq: Int?
         var refusals: Set<String> = []

@@ -17,7 +17,9 @@ public final class ServerProcess {
         self.dataDirectory = dataDirectory
         port = try Self.freePort()
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory, "--log-level", "warning"] + arguments
+        // In the suite's PostgreSQL pass, the binary keeps everything in the data directory's database.
+        let store = TestServer.onPostgres ? ["--store", try TestServer.postgresDatabase(for: dataDirectory)] : []
+        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory, "--log-level", "warning"] + store + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice  // a child must not hold the test runner's pipes open
         try process.run()

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import SpotterPostgres
 import SpotterServer
+import GRDB
 import SpotterStore
 
 /// Runs a real `Server` on its own thread on a free loopback port.
@@ -11,7 +13,12 @@ public final class TestServer: @unchecked Sendable {
 
     /// Sign-in codes the server sent, newest last.
     public let otp = RecordingOTPSender()
-    public let store: Store
+    /// The SQLite database; nil when the server keeps everything in PostgreSQL (`SPOTTER_TEST_STORE=postgres`).
+    public let store: Store!
+    /// The accounts, on whichever engine the server uses (behind the server's back: for setting up admins).
+    public let accounts: AccountStore
+    /// The PostgreSQL database's name, in PostgreSQL mode.
+    private let postgresDatabase: String?
 
     /// Starts a server with `configure` applied to a test configuration
     /// (port 0, echo on, cheap password hashing, a fixed token secret) on an
@@ -28,13 +35,27 @@ public final class TestServer: @unchecked Sendable {
         config.loadTestProvisioning = true
         if let dataDirectory { config.dataDirectory = dataDirectory }  // files (attachments) beside the database
         configure(&config)
-        let opened = try dataDirectory.map { try Store.open(directory: $0) } ?? Store.inMemory()
-        let store = try opened.recordingStart(version: Server.version, at: 0)
-        self.store = store
+        let storage: any ServerStorage
+        if TestServer.onPostgres {
+            // One database per data directory, so that a restart on the same directory finds what it left.
+            let url = try TestServer.postgresDatabase(for: dataDirectory)
+            let files = dataDirectory.map { $0 + "/attachments" }
+            if let dataDirectory { try StoreDirectory.make(dataDirectory) }
+            storage = try PostgresStorage(store: PostgresStore(url: url), filesDirectory: files, version: Server.version, startedAt: 0)
+            store = nil
+            postgresDatabase = String(url.split(separator: "/").last!)
+        } else {
+            let opened = try dataDirectory.map { try Store.open(directory: $0) } ?? Store.inMemory()
+            let store = try opened.recordingStart(version: Server.version, at: 0)
+            self.store = store
+            storage = SQLiteStorage(store: store, filesDirectory: config.dataDirectory + "/attachments")
+            postgresDatabase = nil
+        }
+        accounts = AccountStore(engine: storage.accounts)
         var logger = Logger(label: "spotter.test")
         logger.logLevel = .warning
         // Codes confirming a new email address are recorded in `otp` too, under the address.
-        server = Server(config: config, store: store, logger: logger, otpSender: logOTPCodes ? nil : otpSender ?? otp,
+        server = Server(config: config, storage: storage, logger: logger, otpSender: logOTPCodes ? nil : otpSender ?? otp,
                         emailSender: logOTPCodes ? nil : otp)
         try server.start()
         let server = self.server
@@ -43,6 +64,34 @@ public final class TestServer: @unchecked Sendable {
             server.run()
             finished.signal()
         }
+    }
+
+    /// Runs one SQL statement on the server's database behind its back (tests that break and repair tables).
+    public func execute(_ sql: String) throws {
+        if let postgresDatabase {
+            try PostgresCluster.shared().psql(postgresDatabase, sql)
+        } else {
+            try store.writer.write { db in try db.execute(sql: sql) }
+        }
+    }
+
+    /// Whether test servers keep everything in PostgreSQL (`SPOTTER_TEST_STORE=postgres`: the suite's PostgreSQL
+    /// pass, which runs the server's suites again on the cluster store).
+    public static var onPostgres: Bool { ProcessInfo.processInfo.environment["SPOTTER_TEST_STORE"] == "postgres" }
+
+    private static let databases = NSLock()
+    nonisolated(unsafe) private static var databaseByDirectory: [String: String] = [:]
+
+    /// The PostgreSQL database of a data directory (a new one for none), made on first use.
+    static func postgresDatabase(for directory: String?) throws -> String {
+        let cluster = try PostgresCluster.shared()
+        guard let directory else { return try cluster.makeDatabase() }
+        databases.lock()
+        defer { databases.unlock() }
+        if let known = databaseByDirectory[directory] { return known }
+        let url = try cluster.makeDatabase()
+        databaseByDirectory[directory] = url
+        return url
     }
 
     /// Asks for a graceful shutdown and waits until `run()` has returned.

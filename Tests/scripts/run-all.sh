@@ -5,7 +5,9 @@
 #   3. the Autobahn|Testsuite conformance run, cases 1-10, 0 failures allowed,
 #   4. libFuzzer, 60 s on each of the three parser targets (Tests/Fuzz/README.md),
 #   5. the JavaScript client against a live server (Node's test runner, Tests/js),
-#   6. the web console in headless Chromium (Tests/browser).
+#   6. the web console in headless Chromium (Tests/browser),
+#   7. the server's suites again with everything kept in PostgreSQL (cluster mode's store), on a
+#      throwaway cluster the tests start themselves (initdb/pg_ctl; postgresql from install-deps).
 # Exits non-zero at the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,6 +23,12 @@ rm -rf .build/schema-samples  # written afresh by the transcript replay
 swift test --skip-build 2>&1 | tee "$LOG"
 swift_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 [ -n "$swift_tests" ] || { echo "run-all: swift test reported no passing run" >&2; exit 1; }
+
+echo "== the server's suites again, everything kept in PostgreSQL (SPOTTER_TEST_STORE=postgres)"
+SPOTTER_TEST_STORE=postgres swift test --skip-build --filter SpotterServerTests 2>&1 | tee "$LOG.pg"
+pg_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG.pg" | grep -oE '[0-9]+' | head -1)
+rm -f "$LOG.pg"
+[ -n "$pg_tests" ] || { echo "run-all: the PostgreSQL pass reported no passing run" >&2; exit 1; }
 
 echo "== Protocol/ schemas against what the server said in the transcripts"
 python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev/null \
@@ -52,5 +60,5 @@ echo "== conformance: Autobahn|Testsuite 1-10"
 Tests/scripts/conformance.sh .build/release/spotter | tee -a "$LOG"
 autobahn_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 
-echo "run-all: every step passed (swift test: $swift_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases: $autobahn_passed, fuzz targets: $fuzz_passed)"
-echo "total: $((swift_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"
+echo "run-all: every step passed (swift test: $swift_tests, on PostgreSQL: $pg_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases: $autobahn_passed, fuzz targets: $fuzz_passed)"
+echo "total: $((swift_tests + pg_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"
