@@ -64,7 +64,7 @@ let package = Package(
         ),
 
         // The fan-out seam: the Broker protocol (and presence) with its in-process engine.
-        .target(name: "SpotterBroker"),
+        .target(name: "SpotterBroker", exclude: ["BROKER.md"]),
 
         // The cluster store: the log (ChatLogEngine) on PostgreSQL through libpq, on its own writer thread.
         .target(
@@ -72,7 +72,8 @@ let package = Package(
             dependencies: [
                 "CLibPQ", "SpotterStore", "SpotterCore", "SpotterProtocol",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["CLUSTER.md"]
         ),
 
         // The files Spotter serves to browsers: the JavaScript client (Protocol/clients/js, linked here) and the

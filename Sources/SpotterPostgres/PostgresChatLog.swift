@@ -15,7 +15,7 @@ public final class PostgresChatLog: ChatStore {
     var writer: PostgresWriter { store.writer }
     private var readers: PGReaderPool { store.readers }
     /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
-    private let halted = Mutex(false)
+    private let halt = AppendHalt()
     /// The position the checkpoint being written includes (set by its first part, saved by its last).
     private let checkpointMark = Mutex<Int64>(0)
 
@@ -26,22 +26,12 @@ public final class PostgresChatLog: ChatStore {
     // MARK: - Appends (writer thread, in order)
 
     public func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
-        writer.submit({ [self] batch -> [Int64] in
-            guard !halted.withLock({ $0 }) else { throw ChatLogError.halted }
-            do {
-                return try PostgresChatLog.insert(batch, records)
-            } catch {
-                halted.withLock { $0 = true }
-                throw error
-            }
-        }, completion: { [self] result in
-            if case .failure = result { halted.withLock { $0 = true } }
-            completion(result)
-        })
+        writer.submit({ [self] batch -> [Int64] in try halt.run { try PostgresChatLog.insert(batch, records) } },
+                      completion: halt.guarding(completion))
     }
 
     public func resume() {
-        halted.withLock { $0 = false }
+        halt.resume()
     }
 
     /// One statement for any number of rows: ten arrays, one per column, zipped by `unnest` and prepared once

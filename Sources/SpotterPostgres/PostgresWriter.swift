@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SpotterStore
 
 /// What one writer batch's jobs share: the connection, inside the batch transaction, and the next log position.
 ///
@@ -88,7 +89,7 @@ public final class PostgresWriter: @unchecked Sendable {
         let writerThread = thread
         condition.unlock()
         precondition(Thread.current !== writerThread, "PostgresWriter.perform on the writer thread would wait for itself")
-        let done = Waiter<T>()
+        let done = ResultWaiter<T>()
         submit(work) { result in
             if case .success(let value) = result { afterCommit(value) }
             done.finish(result)
@@ -164,26 +165,6 @@ public final class PostgresWriter: @unchecked Sendable {
         let batch = Array(queue[..<count])
         queue.removeFirst(count)
         return batch
-    }
-}
-
-/// One result handed from the writer thread to a waiting caller.
-private final class Waiter<T: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var result: Result<T, any Error>?
-
-    func finish(_ result: Result<T, any Error>) {
-        condition.lock()
-        self.result = result
-        condition.signal()
-        condition.unlock()
-    }
-
-    func wait() -> Result<T, any Error> {
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil { condition.wait() }
-        return result!
     }
 }
 

@@ -67,7 +67,7 @@ public final class StoreWriter: @unchecked Sendable {
     public func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
                                      afterCommit: (@Sendable (T) -> Void)? = nil) throws -> T {
         precondition(!isWriterThread, "StoreWriter.perform on the writer thread would wait for itself")
-        let done = Completion<T>()
+        let done = ResultWaiter<T>()
         submit(work) { result in
             if case .success(let value) = result { afterCommit?(value) }
             done.finish(result)
@@ -186,19 +186,21 @@ public enum StoreWriterError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 }
 
-/// One result handed from the writer thread to a waiting caller.
-private final class Completion<T: Sendable>: @unchecked Sendable {
+/// One result handed from a writer thread to a waiting caller (the blocking `perform` of both engines' writers).
+public final class ResultWaiter<T: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<T, any Error>?
 
-    func finish(_ result: Result<T, any Error>) {
+    public init() {}
+
+    public func finish(_ result: Result<T, any Error>) {
         condition.lock()
         self.result = result
         condition.signal()
         condition.unlock()
     }
 
-    func wait() -> Result<T, any Error> {
+    public func wait() -> Result<T, any Error> {
         condition.lock()
         defer { condition.unlock() }
         while result == nil { condition.wait() }

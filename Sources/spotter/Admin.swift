@@ -47,8 +47,7 @@ struct CreateAdmin: ParsableCommand {
             let normalized = try AccountRules.normalizeEmail(email)
             let name = try AccountRules.normalizeName(fullName)
             try AccountRules.checkPassword(password, confirmation: password)
-            let store = try Store.open(directory: storage.resolvedDataDirectory, logger: logger)
-            let user = try AccountStore(store).createUser(
+            let user = try storage.openAccounts(logger: logger).createUser(
                 id: SecureRandom.uuid(), role: "admin", fullName: name, email: normalized, phone: nil,
                 passwordHash: PasswordHasher().hash(password), now: Int64(time(nil)))
             print("created admin \(user.id) <\(normalized)>")

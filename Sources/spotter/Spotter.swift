@@ -43,6 +43,15 @@ struct StorageOptions: ParsableArguments {
 
     var resolvedDataDirectory: String { dataDirectory ?? env("SPOTTER_DATA_DIR") ?? "data" }
 
+    /// The accounts, in PostgreSQL with `--store`, else in the data directory's SQLite database (admin commands).
+    func openAccounts(logger: Logger) throws -> AccountStore {
+        if let url = try postgresURL() {
+            let store = try PostgresStore(url: url, logger: logger)
+            return AccountStore(engine: PostgresAccounts(store: store))
+        }
+        return AccountStore(try Store.open(directory: resolvedDataDirectory, logger: logger))
+    }
+
     /// The PostgreSQL URL, if one is set (checked).
     func postgresURL() throws -> String? {
         guard let url = store ?? env("SPOTTER_STORE") else { return nil }

@@ -48,7 +48,7 @@ struct PostgresChatLogTests {
                     let count = Int(seq % 3) + 1
                     let records = (0..<count).map { offset in PostgresChatLogTests.message(thread, seq + Int64(offset) + 1, "w\(index)-\(seq + Int64(offset) + 1)") }
                     do {
-                        _ = try wait { writer.append(records, completion: $0) }
+                        _ = try waitFor { writer.append(records, completion: $0) }
                     } catch {
                         failures.withLock { $0.append("writer \(index): \(error)") }
                         return
@@ -89,16 +89,16 @@ struct PostgresChatLogTests {
         let a = try Self.log(url)
         let b = try Self.log(url)
         defer { a.store.close(); b.store.close() }
-        _ = try wait { a.append([Self.message(1, 1, "from-a")], completion: $0) }
+        _ = try waitFor { a.append([Self.message(1, 1, "from-a")], completion: $0) }
         // B's memory of the thread is stale: it gives out seq 1 again.
-        #expect(throws: (any Error).self) { try wait { b.append([Self.message(1, 1, "from-b", side: .coach)], completion: $0) } }
+        #expect(throws: (any Error).self) { try waitFor { b.append([Self.message(1, 1, "from-b", side: .coach)], completion: $0) } }
         // Halted until its owner has reloaded (as after any failed append), then seq 2 is fine.
-        #expect(throws: ChatLogError.halted) { try wait { b.append([Self.message(1, 2, "from-b")], completion: $0) } }
+        #expect(throws: ChatLogError.halted) { try waitFor { b.append([Self.message(1, 2, "from-b")], completion: $0) } }
         b.resume()
-        _ = try wait { b.append([Self.message(1, 2, "from-b", side: .coach)], completion: $0) }
+        _ = try waitFor { b.append([Self.message(1, 2, "from-b", side: .coach)], completion: $0) }
         #expect(try a.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["from-b", "from-a"])
         // Records that are not messages share the thread's last seq, as in every engine.
-        _ = try wait { a.append([ChatRecord(kind: .receipt, threadNo: 1, side: .client, seq: 2, a: 2, b: 2, at: 5)], completion: $0) }
+        _ = try waitFor { a.append([ChatRecord(kind: .receipt, threadNo: 1, side: .client, seq: 2, a: 2, b: 2, at: 5)], completion: $0) }
     }
 
     @Test func aServerOutageFailsAppendsWithoutAFalseAckAndTheLogRecoversWithoutARestart() throws {
@@ -107,11 +107,11 @@ struct PostgresChatLogTests {
         let url = try Self.database(threads: 1, in: cluster)
         let log = try Self.log(url)
         defer { log.store.close() }
-        let acked = try wait { log.append([Self.message(1, 1, "before")], completion: $0) }
+        let acked = try waitFor { log.append([Self.message(1, 1, "before")], completion: $0) }
         #expect(acked == [2])
 
         try cluster.stopServer(immediate: true)
-        let refused = Result { try wait { log.append([Self.message(1, 2, "during")], completion: $0) } }
+        let refused = Result { try waitFor { log.append([Self.message(1, 2, "during")], completion: $0) } }
         guard case .failure(let error) = refused else {
             Issue.record("an append was acknowledged with PostgreSQL down")
             return
@@ -122,7 +122,7 @@ struct PostgresChatLogTests {
         try cluster.startServer()
         log.resume()  // what the messaging hub does once it has reloaded its state
         // The writer and the readers reconnect by themselves.
-        #expect(try wait { log.append([Self.message(1, 2, "after")], completion: $0) } == [3])
+        #expect(try waitFor { log.append([Self.message(1, 2, "after")], completion: $0) } == [3])
         #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["after", "before"])
         // The acknowledged record survived PostgreSQL's crash (an immediate stop skips the shutdown checkpoint).
         #expect(try log.load().tail.map(\.pos) == [1, 2, 3])
@@ -147,7 +147,7 @@ struct PostgresChatLogTests {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
-                var random = SplitMix(seed: UInt64(w + 1) * 0x9E37_79B9)
+                var random = SeededGenerator(seed: UInt64(w + 1) * 0x9E37_79B9)
                 var mine: [Session] = []
                 for step in 0..<80 {
                     var session: Session
@@ -167,7 +167,7 @@ struct PostgresChatLogTests {
                     let threadNo = Int64(session.threadID.dropFirst())!
                     let record = ChatRecord(kind: .session, threadNo: threadNo, side: .coach, seq: 0, ref: session.id, body: json, at: base)
                     do {
-                        _ = try wait { writer.append([record], completion: $0) }
+                        _ = try waitFor { writer.append([record], completion: $0) }
                         outcomes.withLock { $0[w].accepted[session.id] = session }
                         if session.status == .scheduled { mine.append(session) }
                     } catch let error as PostgresError where error.sqlState == "23P01" {
@@ -213,7 +213,7 @@ struct PostgresChatLogTests {
             ChatRecord(kind: .message, threadNo: 1, side: .client, seq: Int64(index + 1), ref: text, body: text, at: 7)
         }
         records.append(ChatRecord(kind: .message, threadNo: 1, side: .coach, seq: Int64(texts.count + 1), ref: nil, body: nil, at: 7))
-        _ = try wait { log.append(records, completion: $0) }
+        _ = try waitFor { log.append(records, completion: $0) }
         let stored = try log.records(threadNos: [1], after: 1, limit: 100)
         #expect(stored.map(\.body) == texts.map { $0.replacingOccurrences(of: "\u{0}", with: "") } + [nil])
         #expect(stored.map(\.ref) == texts.map { $0.replacingOccurrences(of: "\u{0}", with: "") } + [nil])
@@ -237,29 +237,4 @@ struct PostgresChatLogTests {
         #expect(second.contains("migrations applied now: none") && second.contains("migrations applied: v1-accounts, v2-log, v3-session-slots"), "\(second)")
         #expect(throws: (any Error).self) { try PostgresCluster.run(ServerProcess.binary.path, ["migrate", "--store", "mysql://x"]) }
     }
-}
-
-/// A small seeded generator: the same interleaving-independent choices on every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// Calls `call` and waits (at most 30 s) for its completion.
-func wait<T: Sendable>(_ call: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
-    let box = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    call { result in
-        box.withLock { $0 = result }
-        done.signal()
-    }
-    guard done.wait(timeout: .now() + 30) == .success else { throw PostgresError(sqlState: nil, message: "timed out") }
-    return try box.withLock { $0! }.get()
 }

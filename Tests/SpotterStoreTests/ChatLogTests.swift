@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import SpotterCore
 @testable import SpotterStore
+import TestSupport
 
 /// What only the SQLite engine does: links logged with the thread, numbered threads, and the migration that
 /// carried the old tables into the log. The engine contract is `ChatLogConformanceTests`.
@@ -73,14 +74,3 @@ struct LogMigrationTests {
     }
 }
 
-/// Runs an asynchronous store call and waits for its completion.
-func waitFor<T: Sendable>(_ call: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
-    let box = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    call { result in
-        box.withLock { $0 = result }
-        done.signal()
-    }
-    #expect(done.wait(timeout: .now() + 10) == .success)
-    return try box.withLock { $0! }.get()
-}

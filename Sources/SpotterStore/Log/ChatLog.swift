@@ -161,7 +161,7 @@ public final class ChatLog: Sendable {
     public let store: Store
     public let writer: StoreWriter
     /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
-    private let halted = Mutex(false)
+    private let halt = AppendHalt()
     /// The position the checkpoint being written includes (set by its first part, saved by its last).
     private let checkpointMark = Mutex<Int64>(0)
 
@@ -174,23 +174,13 @@ public final class ChatLog: Sendable {
 
     /// Appends records in order; the completion (on the writer thread) gets their positions once committed.
     public func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
-        writer.submit({ [self] db -> [Int64] in
-            guard !halted.withLock({ $0 }) else { throw ChatLogError.halted }
-            do {
-                return try insert(db, records)
-            } catch {
-                halted.withLock { $0 = true }
-                throw error
-            }
-        }, completion: { [self] result in
-            if case .failure = result { halted.withLock { $0 = true } }
-            completion(result)
-        })
+        writer.submit({ [self] db -> [Int64] in try halt.run { try insert(db, records) } },
+                      completion: halt.guarding(completion))
     }
 
     /// After a failed append, once the owner has rebuilt its state from the store.
     public func resume() {
-        halted.withLock { $0 = false }
+        halt.resume()
     }
 
     private func insert(_ db: Database, _ records: [ChatRecord]) throws -> [Int64] {
