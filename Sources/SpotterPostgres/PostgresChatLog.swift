@@ -155,21 +155,14 @@ public final class PostgresChatLog: ChatStore {
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
                            completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void) {
         linkChange(now: now, { db in
-            let link = try AccountStore.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
-            return (link, [link.threadId])
+            try AccountStore.linkChange(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
         }, completion: completion)
     }
 
     public func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
                              completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void) {
         linkChange(now: now, { db in
-            let (request, previous) = try AccountStore.decideChangeRequest(
-                db, id: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
-            guard approve else { return (request, []) }
-            let coaches = Set([previous, request.toCoachId].compactMap { $0 })
-            let threads = try db.fetchAll("SELECT id, coachId FROM thread WHERE clientId = ? ORDER BY createdAt, no",
-                                          [request.clientId])
-            return (request, threads.filter { coaches.contains($0["coachId"]) }.map { $0["id"] })
+            try AccountStore.linkChange(db, deciding: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
         }, completion: completion)
     }
 

@@ -134,6 +134,27 @@ extension AccountStore {
         return (decided, previous)
     }
 
+    // MARK: Link changes as the log records them
+
+    /// `createLink` for a log engine's link change: the link and the thread whose link state changed.
+    public static func linkChange(_ db: any SQLDatabase, clientID: String, coachID: String, threadID: String,
+                                  now: Int64) throws -> (LinkRecord, [String]) {
+        let link = try createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
+        return (link, [link.threadId])
+    }
+
+    /// `decideChangeRequest` for a log engine's link change: the request and, approved, every thread between the
+    /// client and the old or the new coach (their link state changed), oldest first.
+    public static func linkChange(_ db: any SQLDatabase, deciding requestID: String, approve: Bool, adminID: String,
+                                  threadID: String, now: Int64) throws -> (ChangeRequestRecord, [String]) {
+        let (request, previous) = try decideChangeRequest(db, id: requestID, approve: approve, adminID: adminID,
+                                                          threadID: threadID, now: now)
+        guard approve else { return (request, []) }
+        let coaches = Set([previous, request.toCoachId].compactMap { $0 })
+        let threads = try db.fetchAll("SELECT id, coachId FROM thread WHERE clientId = ? ORDER BY createdAt, no", [request.clientId])
+        return (request, threads.filter { coaches.contains($0["coachId"]) }.map { $0["id"] })
+    }
+
     // MARK: Helpers (inside a transaction)
 
     private static func fetchLink(clientID: String, _ db: any SQLDatabase) throws -> LinkRecord? {

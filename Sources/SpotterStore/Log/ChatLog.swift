@@ -294,8 +294,7 @@ public final class ChatLog: Sendable {
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
                            completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void) {
         linkChange(now: now, { db in
-            let link = try AccountStore.createLink(GRDBSQLDatabase(db), clientID: clientID, coachID: coachID, threadID: threadID, now: now)
-            return (link, [link.threadId])
+            try AccountStore.linkChange(GRDBSQLDatabase(db), clientID: clientID, coachID: coachID, threadID: threadID, now: now)
         }, completion: completion)
     }
 
@@ -304,14 +303,8 @@ public final class ChatLog: Sendable {
     public func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
                              completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void) {
         linkChange(now: now, { db in
-            let (request, previous) = try AccountStore.decideChangeRequest(
-                GRDBSQLDatabase(db), id: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
-            guard approve else { return (request, []) }
-            let coaches = Set([previous, request.toCoachId].compactMap { $0 })
-            let ids = try String.fetchAll(db, sql: "SELECT id FROM thread WHERE clientId = ? ORDER BY createdAt, no",
-                                          arguments: [request.clientId])
-            let threads = try ChatLog.threads(db, ids: ids).filter { coaches.contains($0.coachID) }
-            return (request, threads.map(\.id))
+            try AccountStore.linkChange(GRDBSQLDatabase(db), deciding: requestID, approve: approve, adminID: adminID,
+                                        threadID: threadID, now: now)
         }, completion: completion)
     }
 
