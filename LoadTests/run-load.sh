@@ -20,6 +20,8 @@
 #   SCRATCH [.build]    swift build --scratch-path
 #   SKIP_BUILD [0]      1: use the binaries already built
 #   SPOTTER_BIN         the server binary to run [$SCRATCH/release/spotter]
+#   LOAD_STORE [sqlite] postgres: each server keeps everything in a fresh database of a throwaway
+#                       PostgreSQL cluster started for the run (LoadTests/pg-throwaway.sh), fsync on
 # Chat and idle run the issue's 60 s; fan-in (15 s) and the ceiling steps
 # (5 s) are shorter so the whole suite fits in 5 minutes (see the README).
 set -euo pipefail
@@ -98,7 +100,12 @@ stop_server() {
     SERVER_PID=""
     if [ -n "$DATA_DIR" ]; then rm -rf "$DATA_DIR"; DATA_DIR=""; fi
 }
-trap stop_server EXIT
+LOAD_STORE=${LOAD_STORE:-sqlite}
+. LoadTests/pg-throwaway.sh
+STORE_OPTS=()
+PG_DATABASES=0
+trap 'stop_server; pg_throwaway_stop' EXIT
+if [ "$LOAD_STORE" = postgres ]; then pg_throwaway_start; fi
 
 # start_server [extra serve options...]: fresh data dir, admin, server on a free port.
 start_server() {
@@ -109,9 +116,14 @@ start_server() {
         if port_is_free "$candidate"; then PORT=$candidate; break; fi
     done
     [ -n "$PORT" ] || { echo "no free port found" >&2; return 1; }
-    SPOTTER_ADMIN_PASSWORD="$ADMIN_PASSWORD" "$SERVER" admin create-admin --data-dir "$DATA_DIR" \
+    STORE_OPTS=()
+    if [ "$LOAD_STORE" = postgres ]; then
+        PG_DATABASES=$((PG_DATABASES + 1))
+        STORE_OPTS=(--store "$(pg_throwaway_database "load_$PG_DATABASES")")
+    fi
+    SPOTTER_ADMIN_PASSWORD="$ADMIN_PASSWORD" "$SERVER" admin create-admin --data-dir "$DATA_DIR" "${STORE_OPTS[@]}" \
         --email "$ADMIN_EMAIL" --full-name Load >/dev/null
-    "$SERVER" serve --port "$PORT" --data-dir "$DATA_DIR" --log-level warning --idle-timeout 120 --load-test-provisioning "$@" \
+    "$SERVER" serve --port "$PORT" --data-dir "$DATA_DIR" "${STORE_OPTS[@]}" --log-level warning --idle-timeout 120 --load-test-provisioning "$@" \
         >"$DATA_DIR/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 100); do
@@ -138,12 +150,18 @@ run_scenario() {  # name, bound in seconds, spotter-load options...
     # quota: clients are metered (Freemium, 20 messages a month).
     if [ "$name" = quota ]; then serve_opts=(--tiers); fi
     start_server "${serve_opts[@]}" || { status=1; return; }
+    local pg_before=""
+    if [ "$LOAD_STORE" = postgres ]; then pg_before=$(pg_throwaway_cpu); fi
     set +e
     timeout "$bound" "$LOAD" "$name" --port "$PORT" --server-pid "$SERVER_PID" --admin-email "$ADMIN_EMAIL" \
         --json "$OUT_DIR/$name.json" --markdown "$OUT_DIR/$name.md" --max-run-seconds "$((bound - 30))" "$@" \
         > "$OUT_DIR/$name.out"
     local s=$?
     set -e
+    if [ -n "$pg_before" ]; then
+        # spotter-load counts the server process's CPU only; PostgreSQL's is on top of it.
+        echo "PostgreSQL CPU during $name: $(echo "$(pg_throwaway_cpu) - $pg_before" | bc) s" >> "$OUT_DIR/$name.out"
+    fi
     cat "$OUT_DIR/$name.out"
     if ! kill -0 "$SERVER_PID" 2>/dev/null; then
         echo "the server exited during $name; its log:" >&2

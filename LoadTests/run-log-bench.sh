@@ -12,27 +12,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
-    echo "run-log-bench: PostgreSQL's server programs are missing: apt-get install -y postgresql" >&2
-    exit 1
-fi
+. LoadTests/pg-throwaway.sh
 [ "${SKIP_BUILD:-0}" = 1 ] || swift build -c release --product spotter-log-bench
 
 work=$(mktemp -d)
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-cleanup() {
-    as_pg "$PG_BIN/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-[ "$(id -u)" -ne 0 ] || chown postgres:postgres "$work"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-as_pg "$PG_BIN/initdb" -D "$work/pg" -U spotter -A trust -E UTF8 --locale=C >/dev/null
-as_pg "$PG_BIN/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w -o "-p $port -k $work -c listen_addresses=127.0.0.1" start >/dev/null
-"$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$port" -U spotter -d postgres -c "CREATE DATABASE bench"
+trap 'pg_throwaway_stop; rm -rf "$work"' EXIT
+pg_throwaway_start
+url=$(pg_throwaway_database bench)
 mkdir -p "$work/sqlite"
 echo "run-log-bench: $(date -u +%Y-%m-%dT%H:%MZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') (fsync on, synchronous_commit on) on 127.0.0.1:$port; SQLite $(sqlite3 --version 2>/dev/null | cut -d' ' -f1 || echo '3.x') (WAL, synchronous=FULL)"
-.build/release/spotter-log-bench --postgres "postgresql://spotter@127.0.0.1:$port/bench" --pg-data "$work/pg" \
+echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') (fsync on, synchronous_commit on) on 127.0.0.1:$PG_PORT; SQLite $(sqlite3 --version 2>/dev/null | cut -d' ' -f1 || echo '3.x') (WAL, synchronous=FULL)"
+.build/release/spotter-log-bench --postgres "$url" --pg-data "$PG_WORK/pg" \
     --sqlite-directory "$work/sqlite" "$@"

@@ -146,14 +146,12 @@ final class PGConnection {
         return try rows(of: result)
     }
 
-    /// Runs several statements in one string (no parameters): migrations.
-    func execScript(_ sql: String) throws {
+    /// Runs several statements in one string, in one round trip (no parameters: the simple protocol); the rows
+    /// of the last one. Migrations, and the writer's transaction control.
+    @discardableResult
+    func execSimple(_ sql: String) throws -> PGRows {
         guard let raw else { throw PostgresError(sqlState: nil, message: "not connected") }
-        guard let result = PQexec(raw, sql) else {
-            throw PostgresError(sqlState: nil, message: String(cString: PQerrorMessage(raw)).trimmingSpace)
-        }
-        defer { PQclear(result) }
-        try check(result)
+        return try rows(of: PQexec(raw, sql))
     }
 
     /// Copies each string into C memory for the length of `body` (libpq copies what it needs before returning).

@@ -208,7 +208,7 @@ public enum PostgresSchema {
         for migration in migrations where !done.contains(migration.name) {
             try connection.exec("BEGIN")
             do {
-                try connection.execScript(migration.sql)
+                try connection.execSimple(migration.sql)
                 try connection.exec("INSERT INTO spotterMigration (name) VALUES ($1)", [migration.name])
                 try connection.exec("COMMIT")
             } catch {

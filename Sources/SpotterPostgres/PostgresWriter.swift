@@ -11,26 +11,25 @@ import SpotterStore
 /// batch, not per record (group commit amortises it).
 final class PGBatch {
     let connection: PGConnection
-    private var next: Int64?
+    private var next: Int64
 
-    init(connection: PGConnection) {
+    /// `next`: the position after every one in the log, read under the batch's lock.
+    init(connection: PGConnection, next: Int64) {
         self.connection = connection
+        self.next = next
     }
 
     /// Positions for `count` new records, in order, after every position already in the log.
     func takePositions(_ count: Int) throws -> ClosedRange<Int64>? {
         guard count > 0 else { return nil }
-        if next == nil {
-            next = (Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0) + 1
-        }
-        let first = next!
+        let first = next
         next = first + Int64(count)
         return first...(first + Int64(count) - 1)
     }
 
     /// Forgets positions taken by a job that rolled back (they were not written).
-    func rewind(to saved: Int64?) { next = saved }
-    var savedPosition: Int64? { next }
+    func rewind(to saved: Int64) { next = saved }
+    var savedPosition: Int64 { next }
 }
 
 /// One thread that owns writes to PostgreSQL, as `StoreWriter` does for SQLite: jobs submitted while a batch
@@ -118,12 +117,7 @@ public final class PostgresWriter: @unchecked Sendable {
         while let batch = nextBatch() {
             var failure: (any Error)?
             do {
-                let connection = try usableConnection()
-                try connection.exec("BEGIN")
-                try connection.exec("SELECT pg_advisory_xact_lock($1)", [String(PostgresWriter.appendLock)])
-                let context = PGBatch(connection: connection)
-                for job in batch { job.run(context) }
-                try connection.exec("COMMIT")
+                try commit(batch, on: try usableConnection())
             } catch {
                 failure = error
                 if let connection, !connection.isBroken { _ = try? connection.exec("ROLLBACK") }
@@ -138,6 +132,29 @@ public final class PostgresWriter: @unchecked Sendable {
             for job in batch { job.finish(batchError: failure) }
         }
         connection = nil
+    }
+
+    /// One transaction for the batch, in as few round trips as the protocol allows (each costs both processes
+    /// a wake-up, which at small batches cost more than the rows): BEGIN, the lock and the next position in one;
+    /// a job's savepoint released and the next one taken in one; none at all for a batch of one job, whose
+    /// failure is the transaction's.
+    private func commit(_ batch: [any PGJob], on connection: PGConnection) throws {
+        let isolated = batch.count > 1
+        let start = try connection.execSimple("""
+            BEGIN; SELECT pg_advisory_xact_lock(\(PostgresWriter.appendLock)); \(isolated ? "SAVEPOINT job;" : "")
+            SELECT COALESCE(MAX(pos), 0) FROM log
+            """)
+        let context = PGBatch(connection: connection, next: (Int64(start.scalar ?? "0") ?? 0) + 1)
+        for (index, job) in batch.enumerated() {
+            if isolated && index > 0 { try connection.execSimple("RELEASE SAVEPOINT job; SAVEPOINT job") }
+            let saved = context.savedPosition
+            job.run(context)
+            guard !job.succeeded, isolated else { continue }
+            context.rewind(to: saved)
+            if !connection.isBroken { _ = try? connection.execSimple("ROLLBACK TO SAVEPOINT job") }
+        }
+        // A lone job that failed left the transaction aborted: COMMIT then rolls back, and its error is its own.
+        try connection.execSimple("COMMIT")
     }
 
     /// The connection, reopened if the last one broke (PostgreSQL restarted): the first batch after an outage
@@ -169,7 +186,9 @@ public final class PostgresWriter: @unchecked Sendable {
 }
 
 private protocol PGJob {
+    /// Runs the work (inside the batch transaction; the writer takes the savepoints) and keeps its result.
     func run(_ batch: PGBatch)
+    var succeeded: Bool { get }
     func finish(batchError: (any Error)?)
 }
 
@@ -184,25 +203,12 @@ private final class Job<T: Sendable>: PGJob {
     }
 
     func run(_ batch: PGBatch) {
-        let saved = batch.savedPosition
-        do {
-            try batch.connection.exec("SAVEPOINT job")
-        } catch {
-            result = .failure(error)
-            return
-        }
-        do {
-            let value = try work(batch)
-            try batch.connection.exec("RELEASE SAVEPOINT job")
-            result = .success(value)
-        } catch {
-            batch.rewind(to: saved)
-            if !batch.connection.isBroken {
-                _ = try? batch.connection.exec("ROLLBACK TO SAVEPOINT job")
-                _ = try? batch.connection.exec("RELEASE SAVEPOINT job")
-            }
-            result = .failure(error)
-        }
+        result = Result { try work(batch) }
+    }
+
+    var succeeded: Bool {
+        if case .success = result { return true }
+        return false
     }
 
     func finish(batchError: (any Error)?) {
