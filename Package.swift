@@ -30,7 +30,8 @@ let package = Package(
         // C libraries from Debian, found through pkg-config.
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        // The cluster store's client: PostgreSQL.
+        // The cluster engines' clients: NATS (broker) and PostgreSQL (store).
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // libuv in Swift: loop, TCP, timers, cross-thread wake-ups, work queue.
@@ -65,6 +66,12 @@ let package = Package(
 
         // The fan-out seam: the Broker protocol (and presence) with its in-process engine.
         .target(name: "SpotterBroker", exclude: ["BROKER.md"]),
+
+        // The cluster broker: the Broker port on NATS (subjects per user, cluster-wide presence with heartbeats).
+        .target(
+            name: "SpotterNATS",
+            dependencies: ["CNATS", "EventLoop", "SpotterBroker", .product(name: "Logging", package: "swift-log")]
+        ),
 
         // The cluster store: the log (ChatLogEngine) on PostgreSQL through libpq, on its own writer thread.
         .target(
@@ -187,6 +194,7 @@ let package = Package(
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore", "SpotterPostgres", "TestSupport"]),
+        .testTarget(name: "SpotterNATSTests", dependencies: ["SpotterNATS", "SpotterBroker", "EventLoop", "TestSupport"]),
         .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterStore", "SpotterCore", "TestSupport"]),
         .testTarget(
             name: "SpotterServerTests",

@@ -61,33 +61,13 @@ public final class PostgresCluster: @unchecked Sendable {
         try runAsServerUser(bin + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "30",
                                               "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
                                               "start"])
-        try watchOver(getpid())
-    }
-
-    /// The test runner does not always run `atexit` handlers (seen here: a cluster left running after a
-    /// passing run), and a killed runner never does: a small shell process polls the runner and stops the
-    /// server (and removes its directory) once the runner is gone.
-    private func watchOver(_ runner: pid_t) throws {
+        // The test runner does not always run `atexit` handlers (seen here: a cluster left running after a
+        // passing run), and a killed runner never does.
         let stopAs = getuid() == 0 ? "/usr/sbin/runuser -u postgres -- " : ""
-        let script = """
-            while kill -0 \(runner) 2>/dev/null; do sleep 1; done
+        try whenRunnerExits(run: """
             \(stopAs)\(bin)/pg_ctl -D '\(directory)/data' -m immediate -w stop >/dev/null 2>&1
             rm -rf '\(directory)'
-            """
-        var pid: pid_t = 0
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc): out of the runner's session
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        let words: [String] = ["/bin/sh", "-c", script]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, environ)
-        guard spawned == 0 else { throw BlockingSocket.Failure(description: "cannot start the cluster's watchdog") }
+            """)
     }
 
     /// A new, empty database; its URL.

@@ -27,3 +27,30 @@ public struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Runs `script` (sh) once the test runner has exited, however it ends (kill -9 included): a small shell
+/// process polls the runner every second. For servers the tests start (PostgreSQL, NATS).
+public func whenRunnerExits(run script: String) throws {
+    let runner = getpid()
+    let watch = "while kill -0 \(runner) 2>/dev/null; do sleep 1; done\n" + script
+    var pid: pid_t = 0
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc): out of the runner's session
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+    let words: [String] = ["/bin/sh", "-c", watch]
+    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    guard posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, environ) == 0 else {
+        throw BlockingSocket.Failure(description: "cannot start a watchdog for the test runner")
+    }
+}
+
+/// Kills `pid` once the test runner has exited.
+public func killWhenRunnerExits(_ pid: Int32) {
+    try? whenRunnerExits(run: "kill -9 \(pid) 2>/dev/null")
+}
