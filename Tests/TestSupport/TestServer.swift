@@ -25,8 +25,9 @@ public final class TestServer: @unchecked Sendable {
     /// in-memory database, or on `dataDirectory` when given.
     /// With `logOTPCodes`, codes go to the server's log sender (as in a
     /// deployment without SMS) instead of `otp`; with `otpSender`, to that sender.
+    /// With `postgresURL`, the server keeps everything in that database whatever `SPOTTER_TEST_STORE` says.
     public init(dataDirectory: String? = nil, logOTPCodes: Bool = false, otpSender: (any OTPSender)? = nil,
-                _ configure: (inout ServerConfig) -> Void = { _ in }) throws {
+                postgresURL: String? = nil, _ configure: (inout ServerConfig) -> Void = { _ in }) throws {
         var config = ServerConfig()
         config.port = 0
         config.echoEnabled = true
@@ -36,9 +37,9 @@ public final class TestServer: @unchecked Sendable {
         if let dataDirectory { config.dataDirectory = dataDirectory }  // files (attachments) beside the database
         configure(&config)
         let storage: any ServerStorage
-        if TestServer.onPostgres {
+        if TestServer.onPostgres || postgresURL != nil {
             // One database per data directory, so that a restart on the same directory finds what it left.
-            let url = try TestServer.postgresDatabase(for: dataDirectory)
+            let url = try postgresURL ?? TestServer.postgresDatabase(for: dataDirectory)
             let files = dataDirectory.map { $0 + "/attachments" }
             if let dataDirectory { try StoreDirectory.make(dataDirectory) }
             storage = try PostgresStorage(store: PostgresStore(url: url), filesDirectory: files, version: Server.version, startedAt: 0)
