@@ -524,6 +524,20 @@ def run(binary, chromium, chromedriver, checks, cleanup):
     rate = testid(admin_page, "figure-rate").text
     checks.ok(f"admin: {connections} open connections, messages/s {rate!r}, p99 "
               f"{testid(admin_page, 'figure-p99').text!r}, two coaches, one pending change request")
+    request_text = testids(admin_page, "change-request")[0].text
+    for name in ("Amal Client", "Carter Coach", "Dana Coach"):
+        if name not in request_text:
+            fail(f"the change request does not name {name}: {request_text!r}")
+    # The users table: the admin, two coaches and the client; the role filter narrows it to the coaches.
+    wait_for(admin_page, lambda d: len(testids(d, "user-row")) == 4, "the four users in the admin's users table")
+    roles = sorted(row.get_attribute("data-role") for row in testids(admin_page, "user-row"))
+    if roles != ["admin", "client", "coach", "coach"]:
+        fail(f"the users table shows roles {roles}")
+    js(admin_page, "const s = document.querySelector('[data-testid=users-role]'); s.value = 'coach';"
+                   "s.dispatchEvent(new Event('change'));")
+    wait_for(admin_page, lambda d: len(testids(d, "user-row")) == 2
+             and all(r.get_attribute("data-role") == "coach" for r in testids(d, "user-row")), "only the coaches")
+    checks.ok("admin: the change request names the client and both coaches; the users table lists 4 and filters by role")
     screenshot(admin_page, "console-admin.png")
     click(admin_page, "change-request-reject")
     wait_for(admin_page, lambda d: len(testids(d, "change-request")) == 0, "the rejected request to leave the list")

@@ -89,6 +89,17 @@ public struct OTPVerifyRequest: Codable, Sendable, Equatable {
 }
 
 /// A user as the API shows them to themselves.
+/// `GET /v1/admin/users`: a page of users, newest first, and how many match in all.
+public struct UserListView: Codable, Sendable, Equatable {
+    public var users: [UserView]
+    public var total: Int
+
+    public init(users: [UserView], total: Int) {
+        self.users = users
+        self.total = total
+    }
+}
+
 public struct UserView: Codable, Sendable, Equatable {
     public var id: String
     public var role: String

@@ -136,9 +136,14 @@ public struct ChangeRequestView: Codable, Sendable, Equatable {
     public var status: String
     public var createdAt: Int64
     public var decidedAt: Int64?
+    /// The people's names, in the admin's list (so an admin sees who, not ids); absent when a person has none.
+    public var clientName: String?
+    public var fromCoachName: String?
+    public var toCoachName: String?
 
     public init(id: String, clientId: String, fromCoachId: String, toCoachId: String, reason: String?, status: String,
-                createdAt: Int64, decidedAt: Int64?) {
+                createdAt: Int64, decidedAt: Int64?, clientName: String? = nil, fromCoachName: String? = nil,
+                toCoachName: String? = nil) {
         self.id = id
         self.clientId = clientId
         self.fromCoachId = fromCoachId
@@ -147,6 +152,9 @@ public struct ChangeRequestView: Codable, Sendable, Equatable {
         self.status = status
         self.createdAt = createdAt
         self.decidedAt = decidedAt
+        self.clientName = clientName
+        self.fromCoachName = fromCoachName
+        self.toCoachName = toCoachName
     }
 
     enum CodingKeys: String, CodingKey {
@@ -156,6 +164,9 @@ public struct ChangeRequestView: Codable, Sendable, Equatable {
         case toCoachId = "to_coach_id"
         case createdAt = "created_at"
         case decidedAt = "decided_at"
+        case clientName = "client_name"
+        case fromCoachName = "from_coach_name"
+        case toCoachName = "to_coach_name"
     }
 }
 

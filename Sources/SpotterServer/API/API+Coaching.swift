@@ -103,6 +103,25 @@ extension API {
         run(language, respond) { try services.accounts.changeRequests(status: status).map(\.view) }
     }
 
+    /// The admin's list of users: newest first, by role if asked, a page at a time.
+    func listUsers(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
+        guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
+        let role = request.queryParameter("role")
+        guard role == nil || Role(rawValue: role!) != nil else { throw APIError(.badRequest, field: "role") }
+        func number(_ name: String, default value: Int, in range: ClosedRange<Int>) throws(APIError) -> Int {
+            guard let text = request.queryParameter(name) else { return value }
+            guard let number = Int(text), range.contains(number) else { throw APIError(.outOfRange, field: name) }
+            return number
+        }
+        let limit = try number("limit", default: 50, in: 1...200)
+        let offset = try number("offset", default: 0, in: 0...Int(Int32.max))
+        let services = self.services
+        run(language, respond) { () -> UserListView in
+            let page = try services.accounts.listUsers(role: role, limit: limit, offset: offset)
+            return UserListView(users: page.users.map(\.view), total: page.total)
+        }
+    }
+
     func decideChange(id: String, approve: Bool, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
         let (threadID, now, adminID) = (SecureRandom.uuid(), unixNow(), actor.userID)
@@ -190,6 +209,7 @@ extension ChangeRequestRecord {
     var view: ChangeRequestView {
         ChangeRequestView(
             id: id, clientId: clientId, fromCoachId: fromCoachId, toCoachId: toCoachId, reason: reason, status: status,
-            createdAt: createdAt, decidedAt: decidedAt)
+            createdAt: createdAt, decidedAt: decidedAt, clientName: names.client, fromCoachName: names.fromCoach,
+            toCoachName: names.toCoach)
     }
 }

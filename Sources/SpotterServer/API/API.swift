@@ -128,6 +128,7 @@ final class API {
         Endpoint("POST", "me/coach-change-requests") { try $0.requestChange($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "coach/clients") { try $0.coachClients($1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "clients/*/profile") { try $0.clientProfile($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "admin/users") { try $0.listUsers($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "admin/coach-change-requests") { try $0.listChangeRequests($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "admin/coach-change-requests/*/approve") {
             try $0.decideChange(id: $1.parameters[0], approve: true, $1.signedIn, $1.language, $1.respond)

@@ -141,6 +141,14 @@ public struct ChangeRequestRecord: Sendable, Equatable {
     public var createdAt: Int64
     public var decidedAt: Int64?
     public var decidedBy: String?
+    /// The people's names, filled by the admin's list (`changeRequests`).
+    public var names: (client: String?, fromCoach: String?, toCoach: String?) = (nil, nil, nil)
+
+    public static func == (lhs: ChangeRequestRecord, rhs: ChangeRequestRecord) -> Bool {
+        lhs.id == rhs.id && lhs.clientId == rhs.clientId && lhs.fromCoachId == rhs.fromCoachId && lhs.toCoachId == rhs.toCoachId
+            && lhs.reason == rhs.reason && lhs.status == rhs.status && lhs.createdAt == rhs.createdAt
+            && lhs.decidedAt == rhs.decidedAt && lhs.decidedBy == rhs.decidedBy && lhs.names == rhs.names
+    }
 
     public init(id: String, clientId: String, fromCoachId: String, toCoachId: String, reason: String?, status: String,
                 createdAt: Int64, decidedAt: Int64?, decidedBy: String?) {

@@ -91,12 +91,22 @@ extension AccountStore {
         }
     }
 
-    /// Requests with this status ("pending", "approved", "rejected"), or all when nil; newest first.
+    /// Requests with this status ("pending", "approved", "rejected"), or all when nil; newest first, with the
+    /// people's names.
     public func changeRequests(status: String?) throws -> [ChangeRequestRecord] {
         try read { db in
             try db.fetchAll("""
-                SELECT * FROM coachChangeRequest WHERE CAST(?1 AS TEXT) IS NULL OR status = ?1 ORDER BY createdAt DESC, rowid DESC
-                """, [status]).map(ChangeRequestRecord.init(row:))
+                SELECT r.*, c.fullName AS clientName, f.fullName AS fromCoachName, t.fullName AS toCoachName
+                FROM coachChangeRequest r
+                LEFT JOIN "user" c ON c.id = r.clientId
+                LEFT JOIN "user" f ON f.id = r.fromCoachId
+                LEFT JOIN "user" t ON t.id = r.toCoachId
+                WHERE CAST(?1 AS TEXT) IS NULL OR r.status = ?1 ORDER BY r.createdAt DESC, r.rowid DESC
+                """, [status]).map { row in
+                var request = ChangeRequestRecord(row: row)
+                request.names = (row["clientName"], row["fromCoachName"], row["toCoachName"])
+                return request
+            }
         }
     }
 

@@ -102,6 +102,17 @@ public struct AccountStore: Sendable {
         try db.fetchOne(#"SELECT * FROM "user" WHERE \#(column) = ?"#, [value]).map(UserRecord.init(row:))
     }
 
+    /// Users newest first (then by id), with `role` only if given, `limit` from `offset`; and how many match.
+    public func listUsers(role: String?, limit: Int, offset: Int) throws -> (users: [UserRecord], total: Int) {
+        try read { db in
+            let users = try db.fetchAll(#"""
+                SELECT * FROM "user" WHERE CAST(?1 AS TEXT) IS NULL OR role = ?1 ORDER BY createdAt DESC, id LIMIT ?2 OFFSET ?3
+                """#, [role, limit, offset]).map(UserRecord.init(row:))
+            let total: Int = try db.fetchValue(#"SELECT COUNT(*) FROM "user" WHERE CAST(?1 AS TEXT) IS NULL OR role = ?1"#, [role]) ?? 0
+            return (users, total)
+        }
+    }
+
     /// Sets the user's preferred language. Throws `.notFound` for an unknown user.
     public func setLanguage(userID: String, _ language: String) throws {
         try updateProfile(userID: userID, language: language, timeZone: nil)

@@ -105,13 +105,20 @@ const STRINGS = {
     noChangeRequests: 'No pending requests.',
     approve: 'Approve',
     reject: 'Reject',
-    requestText: 'Client {client}: from {from} to {to}',
+    requestText: '{client} asks to move from {from} to {to}',
     requestReason: 'Reason: {reason}',
     requestDecided: 'Request {status}.',
     status_approved: 'approved',
     status_rejected: 'rejected',
     coaches: 'Coaches',
-    usersNote: 'The server has no endpoint that lists every user: coaches are shown with their client counts.',
+    users: 'Users',
+    roleFilter: 'Role',
+    role_all: 'All',
+    contact: 'Email or phone',
+    previous: 'Previous',
+    next: 'Next',
+    usersRange: '{from}–{to} of {total}',
+    noUsers: 'No users.',
     name: 'Name',
     role: 'Role',
     clients: 'Clients',
@@ -207,13 +214,20 @@ const STRINGS = {
     noChangeRequests: 'لا توجد طلبات معلّقة.',
     approve: 'موافقة',
     reject: 'رفض',
-    requestText: 'العميل {client}: من {from} إلى {to}',
+    requestText: 'يطلب {client} الانتقال من {from} إلى {to}',
     requestReason: 'السبب: {reason}',
     requestDecided: 'تم {status} الطلب.',
     status_approved: 'قبول',
     status_rejected: 'رفض',
     coaches: 'المدربون',
-    usersNote: 'لا يوفّر الخادم قائمة بكل المستخدمين: يظهر المدربون مع عدد عملائهم.',
+    users: 'المستخدمون',
+    roleFilter: 'الدور',
+    role_all: 'الكل',
+    contact: 'البريد أو الهاتف',
+    previous: 'السابق',
+    next: 'التالي',
+    usersRange: '{from}–{to} من {total}',
+    noUsers: 'لا يوجد مستخدمون.',
     name: 'الاسم',
     role: 'الدور',
     clients: 'العملاء',
@@ -1340,6 +1354,8 @@ let lastScrape = null; // {at, messages, buckets}
 let figures = { connections: null, rate: null, p99: null, p99Over: false };
 let changeRequests = [];
 let coaches = [];
+const USERS_PAGE = 20;
+let usersPage = { offset: 0, total: 0, role: '' };
 let chartParts = null;
 
 function startAdmin() {
@@ -1359,13 +1375,48 @@ function stopAdmin() {
   metricsTimer = requestsTimer = null;
   changeRequests = [];
   coaches = [];
+  usersPage = { offset: 0, total: 0, role: '' };
   byId('request-list').replaceChildren();
   byId('coach-rows').replaceChildren();
+  byId('user-rows').replaceChildren();
 }
 
 async function loadAdminLists() {
   await loadCoaches();
   await loadChangeRequests();
+  await loadUsers();
+}
+
+/** One page of GET /v1/admin/users (newest first), with the role filter. */
+async function loadUsers() {
+  if (!client) return;
+  const error = byId('users-error');
+  const query = new URLSearchParams({ limit: String(USERS_PAGE), offset: String(usersPage.offset) });
+  if (usersPage.role) query.set('role', usersPage.role);
+  try {
+    const page = await client.api('GET', `/v1/admin/users?${query}`) ?? { users: [], total: 0 };
+    usersPage.total = page.total ?? 0;
+    show(error, false);
+    renderUsers(page.users ?? []);
+  } catch (failure) {
+    error.textContent = errorText(failure);
+    show(error, true);
+  }
+}
+
+function renderUsers(users) {
+  const rows = users.map((user) => h('tr', { testid: 'user-row', dataset: { id: user.id, role: user.role } },
+    h('td', { text: user.full_name ?? String(user.id).slice(0, 8) }),
+    h('td', { text: user.email ?? user.phone ?? '' }),
+    h('td', { text: t(`role_${user.role}`) })));
+  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 3, text: t('noUsers') })));
+  byId('user-rows').replaceChildren(...rows);
+  const from = usersPage.total === 0 ? 0 : usersPage.offset + 1;
+  byId('users-range').textContent = t('usersRange', {
+    from: formatNumber(from), to: formatNumber(usersPage.offset + users.length), total: formatNumber(usersPage.total),
+  });
+  byId('users-previous').disabled = usersPage.offset === 0;
+  byId('users-next').disabled = usersPage.offset + USERS_PAGE >= usersPage.total;
 }
 
 async function loadCoaches() {
@@ -1420,8 +1471,11 @@ function renderRequests() {
     return h('li', { className: 'request', testid: 'change-request', dataset: { id: request.id } },
       h('p', {
         className: 'request-text',
-        // The request names the client by id only: the server sends no client name here.
-        text: t('requestText', { client: String(request.client_id).slice(0, 8), from: coachName(request.from_coach_id), to: coachName(request.to_coach_id) }),
+        text: t('requestText', {
+          client: request.client_name ?? String(request.client_id).slice(0, 8),
+          from: request.from_coach_name ?? coachName(request.from_coach_id),
+          to: request.to_coach_name ?? coachName(request.to_coach_id),
+        }),
       }),
       request.reason ? h('p', { className: 'request-reason', text: t('requestReason', { reason: request.reason }) }) : null,
       h('p', { className: 'request-when' }, h('time', { text: formatTime(request.created_at, true) })),
@@ -1599,6 +1653,18 @@ function boot() {
   byId('signout').addEventListener('click', () => signOut());
   byId('sessions-refresh').addEventListener('click', () => refreshSessions());
   byId('requests-refresh').addEventListener('click', () => loadAdminLists());
+  byId('users-role').addEventListener('change', (event) => {
+    usersPage = { offset: 0, total: 0, role: event.currentTarget.value };
+    loadUsers();
+  });
+  byId('users-previous').addEventListener('click', () => {
+    usersPage.offset = Math.max(0, usersPage.offset - USERS_PAGE);
+    loadUsers();
+  });
+  byId('users-next').addEventListener('click', () => {
+    usersPage.offset += USERS_PAGE;
+    loadUsers();
+  });
   applyLanguage();
   const stored = loadSession();
   if (stored) startSession(stored);
