@@ -259,6 +259,17 @@ public final class PostgresChatLog: ChatStore {
         }
     }
 
+    /// Every thread's records after `pos` (through `through`, if given), in log order, at most `limit`: what a
+    /// process following the log reads to fill a gap or to catch up after a reconnect (`LogSequencer`).
+    public func recordsAfter(_ pos: Int64, through: Int64? = nil, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0 else { return [] }
+        return try readers.read { connection in
+            try PostgresChatLog.records(connection.execPrepared(
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE pos > $1 AND pos <= $2 ORDER BY pos LIMIT $3",
+                [String(pos), String(through ?? Int64.max), String(limit)]))
+        }
+    }
+
     public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
         guard limit > 0 else { return [] }
         return try readers.read { connection in

@@ -83,6 +83,35 @@ struct PostgresChatLogTests {
         }
     }
 
+    /// What a follower reads from the store: everything after a position, across threads and writers, in order,
+    /// through a bound if given; fed through a `LogSequencer` with the live stream, each record comes out once.
+    @Test func aFollowerFillsItsGapsFromTheStore() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try Self.database(threads: 2, in: cluster)
+        let a = try Self.log(url), b = try Self.log(url)
+        defer { a.store.close(); b.store.close() }
+        for seq in 1...5 as ClosedRange<Int64> {
+            _ = try waitFor { a.append([Self.message(1, seq, "a\(seq)")], completion: $0) }
+            _ = try waitFor { b.append([Self.message(2, seq, "b\(seq)")], completion: $0) }
+        }
+        // Positions 1 and 2 are the link records; the ten messages follow, alternating writers.
+        #expect(try a.recordsAfter(2, limit: 100).map(\.pos) == Array(3...12))
+        #expect(try a.recordsAfter(4, through: 6, limit: 100).map(\.pos) == [5, 6])
+        #expect(try b.recordsAfter(2, limit: 3).map(\.ref) == ["a1", "b1", "a2"])
+
+        // A follower that heard only B's publications: A's records are gaps, filled from the store.
+        var sequencer = LogSequencer(after: 2)
+        let heard = try b.recordsAfter(2, limit: 100).filter { $0.threadNo == 2 }
+        var out = sequencer.receive(heard, now: 0)
+        #expect(out.isEmpty && sequencer.waitingCount == 5)
+        var clock: UInt64 = 100
+        while let gap = sequencer.gap(now: clock, patience: 100) {
+            out += sequencer.receive(try a.recordsAfter(gap.after, through: gap.through, limit: 100), now: clock)
+            clock += 100  // each newly exposed gap waits its patience again
+        }
+        #expect(out.map(\.pos) == Array(3...12) && sequencer.waitingCount == 0)
+    }
+
     @Test func aStaleWriterCannotStoreASecondMessageUnderATakenSeq() throws {
         let cluster = try PostgresCluster.shared()
         let url = try Self.database(threads: 1, in: cluster)

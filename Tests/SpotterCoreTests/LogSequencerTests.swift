@@ -1,0 +1,77 @@
+import Testing
+import SpotterCore
+
+/// The ordering core of a process following the log from several writers.
+@Suite("LogSequencer")
+struct LogSequencerTests {
+    func record(_ pos: Int64) -> ChatRecord {
+        ChatRecord(pos: pos, kind: .message, threadNo: pos % 3 + 1, side: .client, seq: pos, ref: "m\(pos)", at: 0)
+    }
+
+    @Test func recordsInOrderGoStraightThrough() {
+        var sequencer = LogSequencer(after: 10)
+        #expect(sequencer.receive([record(11), record(12)], now: 0).map(\.pos) == [11, 12])
+        #expect(sequencer.receive([record(13)], now: 1).map(\.pos) == [13])
+        #expect(sequencer.applied == 13 && sequencer.waitingCount == 0)
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func anyOrderWithRepeatsComesOutInOrderOnce(seed: UInt64) {
+        var random = SessionBookTests.Seeded(state: seed)
+        let count: Int64 = 500
+        // Every record arrives once from its writer, some a second time (a fill from the store, a republish).
+        var arrivals = (1...count).map(record)
+        arrivals += (1...count).filter { _ in random.next() % 5 == 0 }.map(record)
+        arrivals.shuffle(using: &random)
+        var sequencer = LogSequencer(after: 0)
+        var out: [Int64] = []
+        var index = 0
+        var clock: UInt64 = 0
+        while index < arrivals.count {
+            let chunk = Int(random.next() % 7) + 1
+            out += sequencer.receive(Array(arrivals[index..<min(index + chunk, arrivals.count)]), now: clock).map(\.pos)
+            index += chunk
+            clock += 1
+        }
+        #expect(out == Array(1...count))
+        #expect(sequencer.applied == count && sequencer.waitingCount == 0)
+        #expect(sequencer.gap(now: clock + 10_000, patience: 1) == nil)
+    }
+
+    @Test func recordsAlreadyHandedOnAreDropped() {
+        var sequencer = LogSequencer(after: 5)
+        #expect(sequencer.receive([record(3), record(5)], now: 0).isEmpty)
+        #expect(sequencer.receive([record(6), record(6)], now: 0).map(\.pos) == [6])
+        #expect(sequencer.receive([record(6)], now: 1).isEmpty)
+    }
+
+    @Test func aGapThatDoesNotCloseIsReportedAfterThePatienceAndFilled() {
+        var sequencer = LogSequencer(after: 0)
+        #expect(sequencer.receive([record(1), record(2), record(4), record(5)], now: 0).map(\.pos) == [1, 2])
+        #expect(sequencer.waitingCount == 2)
+        #expect(sequencer.gap(now: 99, patience: 100) == nil)
+        let gap = sequencer.gap(now: 100, patience: 100)
+        #expect(gap?.after == 2 && gap?.through == 3)
+        // What the store answers for (2, 3] goes in like anything else.
+        #expect(sequencer.receive([record(3)], now: 120).map(\.pos) == [3, 4, 5])
+        #expect(sequencer.gap(now: 10_000, patience: 100) == nil)
+    }
+
+    @Test func thePatienceStartsAgainWhenTheGapMoves() {
+        var sequencer = LogSequencer(after: 0)
+        #expect(sequencer.receive([record(1), record(3)], now: 0).map(\.pos) == [1])
+        #expect(sequencer.gap(now: 100, patience: 100)?.through == 2)
+        // 2 arrives late, 5 is early: now 4 is missing, since 150.
+        #expect(sequencer.receive([record(2), record(5)], now: 150).map(\.pos) == [2, 3])
+        #expect(sequencer.gap(now: 200, patience: 100) == nil)
+        let gap = sequencer.gap(now: 250, patience: 100)
+        #expect(gap?.after == 3 && gap?.through == 4)
+    }
+
+    @Test func aGapWithNothingAfterItShowsNoSign() {
+        var sequencer = LogSequencer(after: 0)
+        _ = sequencer.receive([record(1)], now: 0)
+        // Records 2… may exist in the store: only a read after `applied` finds them (the shell's periodic read).
+        #expect(sequencer.gap(now: 1_000_000, patience: 1) == nil)
+    }
+}
