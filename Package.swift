@@ -194,7 +194,7 @@ let package = Package(
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore", "SpotterPostgres", "TestSupport"]),
-        .testTarget(name: "SpotterNATSTests", dependencies: ["SpotterNATS", "SpotterBroker", "EventLoop", "TestSupport"]),
+        .testTarget(name: "SpotterNATSTests", dependencies: ["SpotterNATS", "SpotterBroker", "EventLoop", "SpotterCore", "TestSupport"]),
         .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterStore", "SpotterCore", "TestSupport"]),
         .testTarget(
             name: "SpotterServerTests",

@@ -26,7 +26,8 @@ public struct NATSBrokerError: Error, CustomStringConvertible, Sendable {
 /// `L<cursor> <frame>`, an ephemeral one `E <frame>`. Presence goes on `spotter.presence`: `B <node>` (beat),
 /// `U <node> <id>…` (online), `D <node> <id>…` (offline), `S <node> <k>/<n> <id>…` (part k of n of my full
 /// list: the receiver swaps it in once all n arrived, so nobody flickers offline), `H <node>` (hello: everyone,
-/// send your full list), `G <node>` (goodbye).
+/// send your full list), `G <node>` (goodbye). Committed records travel on `spotter.log` (`publishLog`,
+/// `followLog`).
 ///
 /// Order: NATS keeps each publisher's order, so a user's events published by one process arrive in that order.
 /// Across publishers the order is the log's job (see `Sources/SpotterPostgres/CLUSTER.md`).
@@ -53,6 +54,8 @@ public final class NATSBroker: Broker {
     /// Full lists arriving in parts, by node.
     private var partialLists: [String: Set<String>] = [:]
     private var presenceSubscription: NATSSubscription?
+    private var logSubscription: NATSSubscription?
+    private var logHandler: ((String) -> Void)?
     private var publishFailing = false
     private var closed = false
 
@@ -85,6 +88,20 @@ public final class NATSBroker: Broker {
         send("spotter.presence", "G \(nodeID)")
         connection.flush()
         connection.close()
+    }
+
+    // MARK: - The log stream
+
+    /// Publishes a batch of committed records (`LogStreamCodec` text) for every other process to follow.
+    public func publishLog(_ batch: String) {
+        send("spotter.log", batch)
+    }
+
+    /// Calls `handler` on the loop with every batch other processes publish, in each publisher's order. A batch
+    /// lost in transit is the follower's to read from the store (`LogSequencer.gap`).
+    public func followLog(_ handler: @escaping (String) -> Void) throws {
+        logHandler = handler
+        if logSubscription == nil { logSubscription = try connection.subscribe("spotter.log") }
     }
 
     /// As kill -9 would leave things (tests): the beats stop and the connection goes, without a goodbye.
@@ -154,6 +171,10 @@ public final class NATSBroker: Broker {
     fileprivate func received(subject: String, payload: String) {
         if subject == "spotter.presence" {
             presence(payload)
+            return
+        }
+        if subject == "spotter.log" {
+            logHandler?(payload)
             return
         }
         guard let userID = Self.userID(subject: subject), subscribers[userID] != nil else { return }

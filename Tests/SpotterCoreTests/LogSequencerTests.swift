@@ -75,3 +75,26 @@ struct LogSequencerTests {
         #expect(sequencer.gap(now: 1_000_000, patience: 1) == nil)
     }
 }
+
+/// Committed records between processes.
+@Suite("LogStreamCodec")
+struct LogStreamCodecTests {
+    @Test func batchesRoundTripExactly() {
+        let records = [
+            ChatRecord(pos: 41, kind: .message, threadNo: 7, side: .coach, seq: 12, a: MessageKind.mealLog.rawValue, b: 1,
+                       ref: "cm-1", body: #"{"kcal":[1,2],"note":"quote \" backslash \\ مرحبا 👋"}"#, at: 1_800_000_000),
+            ChatRecord(pos: 42, kind: .receipt, threadNo: 7, side: .client, seq: 12, a: 12, b: 11, ref: "read", at: 5),
+            ChatRecord(pos: 43, kind: .session, threadNo: 8, side: .client, seq: 3, a: ChatRecord.systemMessage, ref: nil, body: nil, at: 6),
+        ]
+        #expect(LogStreamCodec.decode(LogStreamCodec.encode(records)) == records)
+        #expect(LogStreamCodec.decode(LogStreamCodec.encode([])) == [])
+    }
+
+    @Test func anythingElseIsUnreadable() {
+        #expect(LogStreamCodec.decode("") == nil)
+        #expect(LogStreamCodec.decode("{}") == nil)
+        #expect(LogStreamCodec.decode(#"[{"p":1}]"#) == nil)
+        // A kind this version does not know: the whole batch goes back to the store.
+        #expect(LogStreamCodec.decode(#"[{"p":1,"k":99,"t":1,"s":0,"q":1,"a":0,"b":0,"at":0}]"#) == nil)
+    }
+}

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import SpotterBroker
+import SpotterCore
 @testable import SpotterNATS
 import TestSupport
 
@@ -117,6 +118,42 @@ struct NATSBrokerTests {
         a.run { $0.publish(userID: "u", cursor: 7, frame: "after") }
         try onB.waitFor(logged: 1)
         #expect(onB.frames == ["after"])
+    }
+
+    /// The log stream with two writers: a follower gets every batch and puts both writers' records in position
+    /// order, each once (positions interleave as two processes' commits do).
+    @Test func aFollowerOrdersTwoWritersRecordsFromTheLogStream() throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let a = try Node(nats.url), c = try Node(nats.url), follower = try Node(nats.url)
+        defer { a.stop(); c.stop(); follower.stop() }
+        let out = Mutex<[Int64]>([])
+        let sequencer = Mutex(LogSequencer(after: 0))
+        follower.run { broker in
+            try! broker.followLog { text in
+                guard let records = LogStreamCodec.decode(text) else { return }
+                let ready = sequencer.withLock { $0.receive(records, now: 0) }
+                out.withLock { $0 += ready.map(\.pos) }
+            }
+        }
+        // The subscription is active once the follower's presence reached the writers (same connection, in order).
+        follower.run { $0.subscribe(Recorder(), userID: "marker") }
+        try a.waitUntilRemote(follower.nodeID, has: "marker")
+        try c.waitUntilRemote(follower.nodeID, has: "marker")
+        func batch(_ positions: [Int64]) -> String {
+            LogStreamCodec.encode(positions.map {
+                ChatRecord(pos: $0, kind: .message, threadNo: $0 % 2 + 1, side: .client, seq: $0, ref: "m\($0)", body: "b\($0)", at: 0)
+            })
+        }
+        // A commits the odd positions, C the even ones, in batches of two; each publishes after its commit.
+        for start in stride(from: 1, through: 197, by: 4) {
+            let first = Int64(start)
+            a.run { $0.publishLog(batch([first, first + 2])) }
+            c.run { $0.publishLog(batch([first + 1, first + 3])) }
+        }
+        try poll(5) { out.withLock { $0.count } == 200 }
+        #expect(out.withLock { $0 } == Array(1...200))
+        #expect(sequencer.withLock { $0.waitingCount } == 0)
     }
 
     @Test func anUnreachableServerIsATypedErrorNamingIt() throws {
