@@ -13,7 +13,7 @@ struct PostgresWriterTests {
         let store = try PostgresStore(url: url)
         defer { store.close() }
         let writer = store.writer
-        try writer.perform({ batch in try batch.connection.exec("CREATE TABLE note (id integer PRIMARY KEY)") }, afterCommit: { _ in })
+        _ = try writer.perform({ batch in try batch.connection.exec("CREATE TABLE note (id integer PRIMARY KEY)") }, afterCommit: { _ in })
 
         // Hold the writer in a first job while three more queue up: they then run as one batch.
         let release = DispatchSemaphore(value: 0)
