@@ -58,10 +58,11 @@ public final class PostgresStorage: ServerStorage {
         self.store = store
         log = PostgresChatLog(store: store)
         self.filesDirectory = filesDirectory
-        runNumber = try store.readers.read { connection in
-            Int64(try connection.exec("INSERT INTO serverRun (version, startedAt) VALUES ($1, $2) RETURNING id",
-                                      [version, String(startedAt)]).scalar ?? "")
-        }
+        // A write like any other: through the one writer, not a reader connection.
+        runNumber = try store.writer.perform({ batch in
+            Int64(try batch.connection.exec("INSERT INTO serverRun (version, startedAt) VALUES ($1, $2) RETURNING id",
+                                            [version, String(startedAt)]).scalar ?? "")
+        }, afterCommit: { _ in })
     }
 
     public var chat: any ChatStore { log }
