@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "spotter",
             dependencies: [
-                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS", "SpotterPostgres",
+                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS", "SpotterPostgres", "SpotterNATS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -196,6 +196,8 @@ let package = Package(
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore", "SpotterPostgres", "TestSupport"]),
         .testTarget(name: "SpotterNATSTests", dependencies: ["SpotterNATS", "SpotterBroker", "EventLoop", "SpotterCore", "TestSupport"]),
         .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterStore", "SpotterCore", "TestSupport"]),
+        // Several real `spotter serve` processes on one PostgreSQL and one NATS server (cluster mode).
+        .testTarget(name: "SpotterClusterTests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "SpotterServerTests",
             dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS"]

@@ -79,3 +79,23 @@ public final class InProcessBroker: Broker {
     public func localSubscribers(_ userID: String) -> [BrokerSubscriber] { subscribers[userID] ?? [] }
 
 }
+
+/// A broker between the processes of a cluster: besides users' events it carries the log stream — each
+/// process's committed records, which every process follows in position order (`LogSequencer`) — and, once a
+/// process follows the log, logged events stay local: every process makes its own subscribers' events from the
+/// records it follows, so a user's events come in log order whichever process wrote them.
+public protocol ClusterBroker: Broker {
+    /// Publishes a batch of committed records (`LogStreamCodec` text) to the other processes.
+    func publishLog(_ batch: String)
+    /// Calls `handler` on the loop with every batch another process publishes.
+    func followLog(_ handler: @escaping (String) -> Void) throws
+    /// Whether `publish` also sends logged events to the other processes (false once the process follows the log).
+    var sharesLoggedEvents: Bool { get set }
+    /// Called on the loop when the connection between processes drops (false) or is back (true).
+    var connectionChanged: ((Bool) -> Void)? { get set }
+    /// Delivers an ephemeral event to this process's subscribers of `userID` only: for what every process works
+    /// out for itself (a presence change, which every process sees flip), so it reaches each device once.
+    func publishEphemeralLocally(userID: String, frame: String)
+    /// Says goodbye to the other processes and closes the connection.
+    func close()
+}

@@ -22,13 +22,17 @@ import SpotterBroker
 /// delivery) and everything they report is handed to the loop through `Loop.execute`. It reconnects by itself,
 /// for ever, and buffers publications meanwhile; on every (re)connect this process asks the others for their
 /// full lists and sends its own, so presence heals after a NATS restart. The wire format is in `NATSWire.swift`.
-public final class NATSBroker: Broker {
+public final class NATSBroker: ClusterBroker {
     public let nodeID: String
     public var presenceChanged: ((String, Bool) -> Void)?
     /// Called on the loop when the connection to NATS drops (false) or is back (true): for logs and health.
     public var connectionChanged: ((Bool) -> Void)?
     /// Whether the connection is up, as the loop last heard from libnats.
     public private(set) var isConnected = true
+    /// Whether `publish` sends logged events on the user's subject too. A process that follows the log (cluster
+    /// mode) makes every logged event from the log itself and sets this false: only presence, typing and other
+    /// ephemeral events travel per user.
+    public var sharesLoggedEvents = true
 
     let loop: Loop
     let logger: Logger
@@ -129,6 +133,7 @@ public final class NATSBroker: Broker {
     public func publish(userID: String, cursor: Int64, frame: String) {
         assert(loop.isOnLoop)
         deliverLocally(userID, .logged(cursor: cursor, frame: frame))
+        guard sharesLoggedEvents else { return }
         send(NATSWire.subject(userID: userID), UserEvent.logged(cursor: cursor, frame: frame).payload)
     }
 
@@ -136,6 +141,11 @@ public final class NATSBroker: Broker {
         assert(loop.isOnLoop)
         deliverLocally(userID, .ephemeral(frame: frame))
         send(NATSWire.subject(userID: userID), UserEvent.ephemeral(frame: frame).payload)
+    }
+
+    public func publishEphemeralLocally(userID: String, frame: String) {
+        assert(loop.isOnLoop)
+        deliverLocally(userID, .ephemeral(frame: frame))
     }
 
     public func subscribe(_ subscriber: BrokerSubscriber, userID: String) {

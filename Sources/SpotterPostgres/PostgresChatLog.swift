@@ -89,10 +89,19 @@ public final class PostgresChatLog: ChatStore {
 
     public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
                            completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+        checkpoint(snapshots, first: first, last: last, through: nil, completion: completion)
+    }
+
+    /// A checkpoint whose mark is at most `through` (cluster mode: the position this process has applied every
+    /// record up to; another process's records above it are not in its views yet). Nil: everything committed,
+    /// which is what a process that alone writes to the database has applied.
+    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
+                           completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
         writer.submit({ [self] batch -> Int64 in
             let connection = batch.connection
             if first {
-                let mark = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
+                let committed = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
+                let mark = min(committed, through ?? committed)
                 checkpointMark.withLock { $0 = mark }
             }
             try PostgresChatLog.saveViews(snapshots, connection)
@@ -104,7 +113,10 @@ public final class PostgresChatLog: ChatStore {
         }, completion: completion)
     }
 
-    /// The threads' views and receipts of one checkpoint part in two statements, whatever the number of threads:
+    /// The threads' views and receipts of one checkpoint part in two statements, whatever the number of threads.
+    /// Views only move forward (a newer last seq, a higher receipt): in a cluster every process saves the threads
+    /// it applied records to, each as far as it has followed the log, and a late save must not undo a newer one.
+    /// Two statements:
     /// a statement per thread (as SQLite does, in process) cost a round trip each, and with thousands of busy
     /// threads a second the checkpoint took most of PostgreSQL's time (profiled: ≈110 rows per commit, 65 µs of
     /// PostgreSQL CPU per message in the chat scenario).
@@ -114,7 +126,7 @@ public final class PostgresChatLog: ChatStore {
             UPDATE thread t SET lastSeq = u.lastSeq, lastMessageAt = u.lastMessageAt, lastPreview = u.lastPreview,
                 lastSenderId = CASE u.side WHEN 0 THEN t.coachId WHEN 1 THEN t.clientId END
             FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::int[]) AS u(no, lastSeq, lastMessageAt, lastPreview, side)
-            WHERE t.no = u.no
+            WHERE t.no = u.no AND u.lastSeq >= t.lastSeq
             """, [array(snapshots.map(\.no)), array(snapshots.map(\.lastSeq)), array(snapshots.map(\.lastMessageAt)),
                   textArray(snapshots.map(\.lastPreview)), array(snapshots.map { $0.lastSide?.rawValue })])
         var receipts: [(no: Int64, side: Int64, delivered: Int64, read: Int64)] = []
@@ -131,7 +143,8 @@ public final class PostgresChatLog: ChatStore {
             SELECT t.id, CASE u.side WHEN 0 THEN t.coachId ELSE t.clientId END, u.delivered, u.read
             FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::bigint[]) AS u(no, side, delivered, read)
             JOIN thread t ON t.no = u.no
-            ON CONFLICT (threadId, userId) DO UPDATE SET deliveredSeq = excluded.deliveredSeq, readSeq = excluded.readSeq
+            ON CONFLICT (threadId, userId) DO UPDATE SET deliveredSeq = GREATEST(receipt.deliveredSeq, excluded.deliveredSeq),
+                readSeq = GREATEST(receipt.readSeq, excluded.readSeq)
             """, [array(receipts.map(\.no)), array(receipts.map(\.side)), array(receipts.map(\.delivered)),
                   array(receipts.map(\.read))])
     }
@@ -246,6 +259,7 @@ public final class PostgresChatLog: ChatStore {
             let checkpoint = Int64(mark.rows.first?[0] ?? "0") ?? 0
             let floor = Int64(mark.rows.first?[1] ?? "0") ?? 0
             let tail = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE pos > $1 ORDER BY pos", [String(checkpoint)]))
+            let position = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
             let sessions = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 3 ORDER BY pos"))
             let coaching = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 6 ORDER BY pos"))
             let meals = try connection.exec("SELECT threadNo, at FROM log WHERE kind = 0 AND a = 1 ORDER BY threadNo, pos").rows
@@ -254,9 +268,11 @@ public final class PostgresChatLog: ChatStore {
             for row in try connection.exec(#"SELECT id, fullName FROM "user" WHERE fullName IS NOT NULL"#).rows {
                 if let id = row[0], let name = row[1] { names[id] = name }
             }
-            return LoadedChat(threads: threads, names: names, tail: tail, resumeFloor: floor,
-                              sessions: LoadedChat.sessions(from: sessions), coaching: LoadedChat.coaching(from: coaching),
-                              mealTimes: LoadedChat.mealTimes(from: meals))
+            var loaded = LoadedChat(threads: threads, names: names, tail: tail, resumeFloor: floor,
+                                    sessions: LoadedChat.sessions(from: sessions), coaching: LoadedChat.coaching(from: coaching),
+                                    mealTimes: LoadedChat.mealTimes(from: meals))
+            loaded.position = max(position, checkpoint)
+            return loaded
         }
     }
 
@@ -353,7 +369,21 @@ public final class PostgresChatLog: ChatStore {
     }
 
     /// Threads with their views (as SQLite's `ChatLog.threads`); all of them when `ids` is nil.
+    /// Threads by number, with their participants' names: a follower's view of a thread another process linked.
+    public func threads(nos: [Int64]) throws -> (threads: [ThreadRow], names: [String: String]) {
+        guard !nos.isEmpty else { return ([], [:]) }
+        return try readers.read { connection in
+            let rows = try PostgresChatLog.threads(connection, where: " WHERE t.no = ANY($1::bigint[])", [PostgresChatLog.array(nos)])
+            return (rows, try PostgresChatLog.names(connection, of: rows))
+        }
+    }
+
     static func threads(_ connection: PGConnection, ids: [String]?) throws -> [ThreadRow] {
+        guard let ids else { return try threads(connection, where: " ORDER BY t.createdAt, t.no", []) }
+        return try threads(connection, where: " WHERE t.id = ANY($1::text[])", [textArray(ids)])
+    }
+
+    private static func threads(_ connection: PGConnection, where condition: String, _ parameters: [String?]) throws -> [ThreadRow] {
         let select = """
             SELECT t.id, t.no, t.coachId, t.clientId, t.createdAt, l.clientId IS NOT NULL AS active, t.lastSeq,
                    t.lastMessageAt, t.lastPreview, t.lastSenderId,
@@ -364,9 +394,7 @@ public final class PostgresChatLog: ChatStore {
             LEFT JOIN receipt rc ON rc.threadId = t.id AND rc.userId = t.coachId
             LEFT JOIN receipt rk ON rk.threadId = t.id AND rk.userId = t.clientId
             """
-        let answer = try ids.map { try connection.exec(select + " WHERE t.id = ANY($1::text[])", [textArray($0)]) }
-            ?? connection.exec(select + " ORDER BY t.createdAt, t.no")
-        return answer.rows.map { row in
+        return try connection.exec(select + condition, parameters).rows.map { row in
             func number(_ index: Int) -> Int64 { Int64(row[index] ?? "0") ?? 0 }
             let coachID = row[2] ?? ""
             return ThreadRow(id: row[0] ?? "", no: number(1), coachID: coachID, clientID: row[3] ?? "", createdAt: number(4),
@@ -377,3 +405,5 @@ public final class PostgresChatLog: ChatStore {
         }
     }
 }
+
+extension PostgresChatLog: FollowableLog {}

@@ -66,6 +66,8 @@ public final class PostgresStorage: ServerStorage {
     }
 
     public var chat: any ChatStore { log }
+    /// The log as a process of a cluster follows it.
+    public var followableLog: any FollowableLog { log }
     public var accounts: any AccountsEngine { PostgresAccounts(store: store) }
     public func loadUsers() throws -> UserDirectory { try UserDirectory.load(accounts) }
     public var writerTotals: (batches: Int, jobs: Int, checkpointPasses: Int) {

@@ -34,6 +34,14 @@ public final class Server: @unchecked Sendable {
     private(set) var sessions: SessionDesk!
     private(set) var records: RecordDesk!
 
+    /// Cluster mode's parts (nil: one process alone).
+    let cluster: ClusterSetup?
+    private var clusterBroker: (any ClusterBroker)?
+    private var leaseTimer: Timer?
+    private var leaseChecking = false
+    /// Whether this process fires the session timers: always alone; in a cluster, while it holds the lease.
+    private(set) var holdsTimers = true
+
     private var listener: TCPListener?
     private var sweepTimer: Timer?
     private var checkpointTimer: Timer?
@@ -57,10 +65,13 @@ public final class Server: @unchecked Sendable {
 
     /// - Parameters:
     ///   - storage: where everything is kept (SQLite or PostgreSQL), opened by the caller before the loop runs.
+    ///   - cluster: the broker between processes, the shared log to follow and the timer lease (cluster mode).
     public init(config: ServerConfig, storage: any ServerStorage, logger: Logger = Logger(label: "spotter"),
-                otpSender: (any OTPSender)? = nil, emailSender: (any OTPSender)? = nil) {
+                otpSender: (any OTPSender)? = nil, emailSender: (any OTPSender)? = nil, cluster: ClusterSetup? = nil) {
         self.config = config
         self.storage = storage
+        self.cluster = cluster
+        holdsTimers = cluster?.lease == nil
         self.logger = logger
         handshakePolicy = HandshakePolicy(allowedOrigins: config.allowedOrigins)
         let secret = config.tokenSecret ?? SecureRandom.bytes(32)
@@ -120,7 +131,13 @@ public final class Server: @unchecked Sendable {
     /// Loads the chat state first (the checkpointed views and the log after them).
     public func start(handleSignals: Bool = false) throws {
         let loaded = try chatLog.load()
-        hub = MessagingHub(server: self, log: chatLog, loaded: loaded, maxInFlight: config.maxAppendsInFlight)
+        var broker: any Broker = InProcessBroker()
+        if let cluster {
+            let made = try cluster.makeBroker(loop)
+            clusterBroker = made
+            broker = made
+        }
+        hub = MessagingHub(server: self, log: chatLog, loaded: loaded, broker: broker, maxInFlight: config.maxAppendsInFlight)
         var timing = SessionBook.Config()
         timing.joinEarlySeconds = config.sessionJoinEarlySeconds
         timing.reminderSeconds = config.sessionReminderSeconds
@@ -128,6 +145,13 @@ public final class Server: @unchecked Sendable {
         sessions = SessionDesk(hub: hub, sessions: loaded.sessions, meetBaseURL: config.meetBaseURL,
                                directory: api.services.accounts.directory, config: timing)
         records = RecordDesk(hub: hub, loaded: loaded)
+        if let cluster, let clusterBroker {
+            let follower = LogFollower(hub: hub, broker: clusterBroker, log: cluster.log, position: loaded.position)
+            hub.follower = follower
+            try follower.start(loop: loop)
+            logger.info("following the cluster's log", metadata: ["from": "\(loaded.position)"])
+        }
+        if let lease = cluster?.lease { startLease(lease) }
         logger.info("chat state loaded", metadata: [
             "threads": "\(hub.state.threadCount)", "replayed": "\(loaded.tail.count)"])
         // A peer that vanished must surface as EPIPE from write, not kill the process.
@@ -178,6 +202,9 @@ public final class Server: @unchecked Sendable {
         loop.run()
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
         hub.checkpointBeforeStop()
+        hub.follower?.stop()
+        clusterBroker?.close()  // the other processes drop this one's users at once
+        cluster?.lease?.release()
         storage.stop()
         loop.closeAllHandles()
         logger.info("stopped")
@@ -281,11 +308,29 @@ public final class Server: @unchecked Sendable {
 
     private var finished = false
 
+    /// Asks for the timer lease every 2 s (off the loop: it is a database call); a process that loses it (its
+    /// connection broke) stops firing timers, one that gets it starts.
+    private func startLease(_ lease: any TimerLease) {
+        let timer = Timer(loop: loop)
+        timer.start(after: 0, repeat: 2000) { [unowned self] in
+            guard !leaseChecking else { return }
+            leaseChecking = true
+            loop.runBlocking({ lease.hold() }, then: { [unowned self] held in
+                leaseChecking = false
+                if held != holdsTimers { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
+                holdsTimers = held
+            })
+        }
+        timer.unref()
+        leaseTimer = timer
+    }
+
     private func finishShutdown() {
         guard !finished else { return }
         finished = true
         sweepTimer?.close()
         checkpointTimer?.close()
+        leaseTimer?.close()
         for watcher in signalWatchers { watcher.close() }
         loop.stop()
     }

@@ -3,6 +3,7 @@ import Logging
 import SpotterCore
 import FoundationEssentials
 import SpotterServer
+import SpotterNATS
 import SpotterPostgres
 import SpotterSMS
 import SpotterStore
@@ -87,6 +88,13 @@ struct Serve: ParsableCommand {
     )
 
     @OptionGroup var storage: StorageOptions
+
+    @Option(help: ArgumentHelp("""
+        Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
+        --store postgres://… shared by every process, and the same SPOTTER_TOKEN_SECRET in each. \
+        [env: SPOTTER_BROKER] (default: none, one process alone)
+        """, valueName: "url"))
+    var broker: String?
 
     @Option(help: ArgumentHelp("Address to listen on. [env: SPOTTER_HOST] (default: 127.0.0.1)", valueName: "address"))
     var host: String?
@@ -288,13 +296,30 @@ struct Serve: ParsableCommand {
         let config = try makeConfig()
         let logger = try storage.makeLogger()
         let serverStorage: any ServerStorage
+        var cluster: ClusterSetup?
+        let brokerURL = broker ?? env("SPOTTER_BROKER")
+        if let brokerURL, !(brokerURL.hasPrefix("nats://") || brokerURL.hasPrefix("tls://")) {
+            throw ValidationError("--broker must be a nats:// URL, got '\(brokerURL)'")
+        }
         if let url = try storage.postgresURL() {
             try StoreDirectory.make(config.dataDirectory)  // the token secret and attachment files stay there
-            serverStorage = try PostgresStorage(store: PostgresStore(url: url, logger: logger),
-                                                filesDirectory: config.dataDirectory + "/attachments",
-                                                version: Server.version, startedAt: Int64(time(nil)))
+            let postgres = try PostgresStorage(store: PostgresStore(url: url, logger: logger),
+                                               filesDirectory: config.dataDirectory + "/attachments",
+                                               version: Server.version, startedAt: Int64(time(nil)))
+            serverStorage = postgres
+            if let brokerURL {
+                var natsLogger = logger
+                natsLogger[metadataKey: "component"] = "nats"
+                cluster = ClusterSetup(
+                    makeBroker: { loop in try NATSBroker(loop: loop, url: brokerURL, logger: natsLogger) },
+                    log: postgres.followableLog, lease: PostgresTimerLease(url: url))
+                logger.info("cluster mode", metadata: ["broker": "\(brokerURL)"])
+            }
             logger.info("keeping everything in PostgreSQL", metadata: ["run": "\(serverStorage.runNumber.map(String.init) ?? "?")"])
         } else {
+            guard brokerURL == nil else {
+                throw ValidationError("--broker needs --store postgres://…: the processes of a cluster share one PostgreSQL database")
+            }
             let store = try Store.open(directory: config.dataDirectory, logger: logger)
                 .recordingStart(version: Server.version, at: Int64(time(nil)))
             serverStorage = SQLiteStorage(store: store, filesDirectory: config.dataDirectory + "/attachments")
@@ -303,7 +328,8 @@ struct Serve: ParsableCommand {
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
-        let server = Server(config: configured, storage: serverStorage, logger: logger, otpSender: sender, emailSender: emailSender)
+        let server = Server(config: configured, storage: serverStorage, logger: logger, otpSender: sender, emailSender: emailSender,
+                            cluster: cluster)
         if let sender = sender as? HTTPOTPSender {
             logger.info("sign-in codes go to the SMS gateway", metadata: ["host": "\(sender.url.host ?? "")"])
         }

@@ -13,16 +13,33 @@ public final class ServerProcess {
     }
 
     /// Starts `spotter serve` on a free port and waits until `/healthz` answers.
-    public init(dataDirectory: String, arguments: [String] = []) throws {
+    /// - Parameters:
+    ///   - store: a PostgreSQL URL to keep everything in (by default: the data directory's database in the
+    ///     suite's PostgreSQL pass, SQLite otherwise).
+    ///   - environment: variables added to the test runner's (`SPOTTER_TOKEN_SECRET` for a cluster).
+    ///   - logFile: where the server's output goes (nowhere by default).
+    public init(dataDirectory: String, arguments: [String] = [], store: String? = nil, environment: [String: String] = [:],
+                logFile: String? = nil) throws {
         self.dataDirectory = dataDirectory
         port = try Self.freePort()
         process.executableURL = Self.binary
         // In the suite's PostgreSQL pass, the binary keeps everything in the data directory's database.
-        let store = TestServer.onPostgres ? ["--store", try TestServer.postgresDatabase(for: dataDirectory)] : []
-        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory, "--log-level", "warning"] + store + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice  // a child must not hold the test runner's pipes open
+        let url = try store ?? (TestServer.onPostgres ? TestServer.postgresDatabase(for: dataDirectory) : nil)
+        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory, "--log-level", logFile == nil ? "warning" : "info"]
+            + (url.map { ["--store", $0] } ?? []) + arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        // A child must not hold the test runner's pipes open.
+        if let logFile, FileManager.default.createFile(atPath: logFile, contents: nil), let handle = FileHandle(forWritingAtPath: logFile) {
+            process.standardOutput = handle
+            process.standardError = handle
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
+        // A runner that dies leaves no server behind (only if the PID is still a spotter: PIDs are reused).
+        let pid = process.processIdentifier
+        try? whenRunnerExits(run: "grep -q spotter /proc/\(pid)/cmdline 2>/dev/null && kill -9 \(pid)")
         for _ in 0..<100 {
             if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz"))?.status == 200 { return }
             guard process.isRunning else { break }

@@ -54,3 +54,12 @@ public func whenRunnerExits(run script: String) throws {
 public func killWhenRunnerExits(_ pid: Int32) {
     try? whenRunnerExits(run: "kill -9 \(pid) 2>/dev/null")
 }
+
+/// Waits until `condition` holds (checking every 10 ms), or throws after `timeout` saying what did not happen.
+public func waitUntil(_ timeout: TimeInterval, _ what: @autoclosure () -> String = "condition", _ condition: () -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else { throw BlockingSocket.Failure(description: "\(what()): not within \(timeout) s") }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+}

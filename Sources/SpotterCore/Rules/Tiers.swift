@@ -107,6 +107,9 @@ public struct MessageQuotas {
         counts[userID] = Count(month: month.key, used: used)
     }
 
+    /// Forgets a client's count (another process charged them: it is read again from the log when next needed).
+    public mutating func forget(_ userID: String) { counts[userID] = nil }
+
     /// Forgets every count (the chat state was rebuilt from the store: counts are read again).
     public mutating func forgetAll() { counts = [:] }
 

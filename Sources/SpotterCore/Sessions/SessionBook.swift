@@ -144,6 +144,14 @@ public struct SessionBook: Sendable {
         if !session.status.isFinal { open.insert(position) }
     }
 
+    /// A session as a record committed elsewhere left it (cluster mode: another process's command or timer):
+    /// it replaces the one with its id, or is added. Applying the same record again changes nothing.
+    public mutating func learn(_ session: Session) {
+        guard let position = index[session.id] else { return insert(session) }
+        storage[position] = session
+        if session.status.isFinal { open.remove(position) } else { open.insert(position) }
+    }
+
     /// Stores a changed session (never a new one: `insert`), and drops it from the timers once final.
     private mutating func store(_ session: Session) {
         guard let position = index[session.id] else { return insert(session) }

@@ -49,6 +49,8 @@ final class MessagingHub {
     var onReload: [(LoadedChat) -> Void] = []
     /// Clients' message counts this month (`--tiers`), loaded from the log on first need.
     private(set) var quotas = MessageQuotas()
+    /// Cluster mode: follows every process's records in position order and makes this process's logged events.
+    var follower: LogFollower?
     /// Clients' messages ever (`--ratings`: every 10th asks for a rating), loaded from the log on first need.
     private var sentEver: [String: Int] = [:]
     /// Work waiting for a client's count, by user id.
@@ -91,6 +93,7 @@ final class MessagingHub {
         switch result {
         case .success(let positions):
             var offset = 0
+            var all: [ChatRecord] = []
             for pending in batch {
                 var done = pending.records
                 for index in done.indices {
@@ -99,7 +102,10 @@ final class MessagingHub {
                     state.committed(done[index])
                 }
                 pending.done(.success(done))
+                if follower != nil { all.append(contentsOf: done) }
             }
+            // After the commands published their events: the follower hands them on in position order.
+            follower?.own(all)
         case .failure(let error):
             server.logger.critical("log append failed; reloading chat state from the store", metadata: ["error": "\(error)"])
             // Nothing of the batch is durable (or its outcome is unknown: a connection lost during COMMIT); the
@@ -160,6 +166,7 @@ final class MessagingHub {
 
     /// Publishes a committed record's events, written already.
     func publish(_ record: ChatRecord, events: [(userID: String, payload: String)]) {
+        if let follower { return follower.publish(record, events: events) }
         for (userID, payload) in events {
             broker.publish(userID: userID, cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
         }
@@ -178,16 +185,29 @@ final class MessagingHub {
     /// Saves the views that changed since the last checkpoint (every second),
     /// in parts, each handed to the log when the one before it is written.
     func checkpoint() {
+        // Taken with the snapshots: in a cluster, the views include every record up to what was followed.
+        let through = follower?.applied
         guard !checkpointing, !reloading, let parts = takeCheckpointParts() else { return }
         checkpointing = true
-        writeCheckpoint(parts, from: 0)
+        writeCheckpoint(parts, from: 0, through: through)
     }
 
     /// At shutdown, after the loop stopped: every part at once (the writer finishes its queue before it stops).
     func checkpointBeforeStop() {
+        let through = follower?.applied
         guard !reloading, let parts = takeCheckpointParts() else { return }
         for index in parts.indices {
-            log.checkpoint(parts[index], first: index == 0, last: index == parts.count - 1) { _ in }
+            saveCheckpoint(parts[index], first: index == 0, last: index == parts.count - 1, through: through) { _ in }
+        }
+    }
+
+    /// One checkpoint part: through the cluster's log when following one (its mark is at most `through`).
+    private func saveCheckpoint(_ part: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
+                                completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+        if let follower {
+            follower.log.checkpoint(part, first: first, last: last, through: through, completion: completion)
+        } else {
+            log.checkpoint(part, first: first, last: last, completion: completion)
         }
     }
 
@@ -201,9 +221,9 @@ final class MessagingHub {
         return stride(from: 0, to: snapshots.count, by: size).map { Array(snapshots[$0..<min($0 + size, snapshots.count)]) }
     }
 
-    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int) {
+    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?) {
         let last = index == parts.count - 1
-        log.checkpoint(parts[index], first: index == 0, last: last, completion: server.loop.completion { [unowned self] (result: Result<Int64, any Error>) in
+        saveCheckpoint(parts[index], first: index == 0, last: last, through: through, completion: server.loop.completion { [unowned self] (result: Result<Int64, any Error>) in
             if case .failure(let error) = result {
                 server.logger.error("checkpoint failed; the next one saves these threads", metadata: ["error": "\(error)"])
                 for part in parts[index...] { for snapshot in part { state.markDirty(no: snapshot.no) } }
@@ -211,7 +231,7 @@ final class MessagingHub {
             } else if last {
                 checkpointing = false
             } else {
-                writeCheckpoint(parts, from: index + 1)
+                writeCheckpoint(parts, from: index + 1, through: through)
             }
         })
     }
@@ -479,10 +499,38 @@ final class MessagingHub {
                             PresenceEvent(userId: thread.userID(side.other), online: true, lastSeenAt: nil).jsonText)
                     }
                 }
+                follower?.own(outcome.records)
             case .failure(let error):
                 reply(.failure(APIError(wrapping: error)))
             }
         })
+    }
+
+    /// Applies a record another process committed (cluster mode, in position order: `LogFollower`) to the chat
+    /// state, the sessions, the coaching record and the counts, and returns its events for this process's
+    /// subscribers. Applying one twice changes nothing (every apply is monotone or replaces by id).
+    func applyFollowed(_ record: ChatRecord) -> [(userID: String, payload: String)] {
+        state.apply(record)
+        guard let thread = state.thread(no: record.threadNo) else { return [] }
+        switch record.kind {
+        case .message:
+            if record.side == .client && record.a != MessageKind.system.rawValue {
+                // Charged by another process: this process's counts are read again from the log when next needed.
+                quotas.forget(thread.clientID)
+                sentEver[thread.clientID] = nil
+            }
+            if record.a == MessageKind.mealLog.rawValue { server.records.mealLogged(threadNo: record.threadNo, at: record.at) }
+        case .session:
+            server.sessions.learn(record)
+        case .record:
+            server.records.learn(record)
+        case .tier:
+            directory?.update(thread.clientID) { $0.tier = record.ref ?? Tier.freemium.rawValue }
+            quotas.forget(thread.clientID)
+        case .receipt, .link, .ratingPrompt:
+            break
+        }
+        return events(for: record)
     }
 
     /// Threads created outside the log (provisioning for load tests): read them into the state.
@@ -520,7 +568,14 @@ final class MessagingHub {
     private func presenceChanged(_ userID: String, online: Bool) {
         let now = unixNow()
         let frame = PresenceEvent(userId: userID, online: online, lastSeenAt: online ? nil : now).jsonText
-        for peer in activePeers(of: userID) { broker.publishEphemeral(userID: peer, frame: frame) }
+        for peer in activePeers(of: userID) {
+            // In a cluster every process sees the flip: each tells its own sockets, so each device hears it once.
+            if let follower {
+                follower.broker.publishEphemeralLocally(userID: peer, frame: frame)
+            } else {
+                broker.publishEphemeral(userID: peer, frame: frame)
+            }
+        }
         if !online { log.setLastSeen(userID: userID, at: now) }
     }
 

@@ -23,6 +23,12 @@ final class RecordDesk {
         }
     }
 
+    /// A `record` record another process committed (cluster mode): the book takes the item as it left it.
+    func learn(_ record: ChatRecord) {
+        guard let body = record.body, let stored = try? JSONDecoder().decode(RecordBody.self, from: Data(body.utf8)) else { return }
+        book.apply(stored)
+    }
+
     /// A meal log was committed (the hub tells every one).
     func mealLogged(threadNo: Int64, at: Int64) {
         mealTimes[threadNo, default: []].append(at)

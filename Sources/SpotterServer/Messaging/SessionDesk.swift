@@ -128,7 +128,8 @@ final class SessionDesk {
     // MARK: - Timers
 
     func tick() {
-        guard !hub.isOverloaded else { return }
+        // In a cluster one process fires the timers (the one holding the timer lease), so each fires once.
+        guard !hub.isOverloaded, hub.server.holdsTimers else { return }
         let now = unixNow()
         let outcome = book.tick(now: now)
         guard !outcome.changed.isEmpty else { return }
@@ -182,6 +183,14 @@ final class SessionDesk {
                 reply?(.failure(error))  // the hub reloads the chat state and, through it, the book
             }
         }
+    }
+
+    /// A `session` record another process committed (cluster mode): the book takes the session as it left it.
+    func learn(_ record: ChatRecord) {
+        guard let body = record.body,
+              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)),
+              let session = Session(view: stored.session) else { return }
+        book.learn(session)
     }
 
     /// A `session` record's events read back from the log (`resume`).

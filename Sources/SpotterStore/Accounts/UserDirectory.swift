@@ -67,6 +67,16 @@ public final class UserDirectory: Sendable {
 
     public var count: Int { users.withLock { $0.count } }
 
+    /// Changes a known user's row in place (cluster mode: a change another process committed and logged, such
+    /// as a tier). Nothing happens for a user not in the directory: the next read loads the row as it stands.
+    public func update(_ id: String, _ change: (inout UserRecord) -> Void) {
+        users.withLock { byID in
+            guard var user = byID[id] else { return }
+            change(&user)
+            byID[id] = user
+        }
+    }
+
     func put(_ user: UserRecord) {
         let kept = user.withoutSecrets
         users.withLock { $0[kept.id] = kept }

@@ -74,6 +74,9 @@ public struct LoadedChat: Sendable {
     public let coaching: CoachingBook
     /// When each meal log was sent, by thread number, oldest first (the dashboard's meal-log consistency).
     public let mealTimes: [Int64: [Int64]]
+    /// The newest position the load includes (every record up to it is in the views or the tail): where a process
+    /// of a cluster starts following the log. 0 where the engine does not say (one process alone writes).
+    public var position: Int64 = 0
 
     public init(threads: [ThreadRow], names: [String: String], tail: [ChatRecord], resumeFloor: Int64,
                 sessions: [Session] = [], coaching: CoachingBook = CoachingBook(), mealTimes: [Int64: [Int64]] = [:]) {

@@ -1,0 +1,18 @@
+import EventLoop
+import SpotterBroker
+import SpotterStore
+
+/// What makes a process one of a cluster (`spotter serve --store postgres://… --broker nats://…`): the broker
+/// between processes, made on the loop's thread when the server starts; the shared log the process follows; and
+/// the lease that lets one process at a time fire the session timers.
+public struct ClusterSetup {
+    public let makeBroker: (Loop) throws -> any ClusterBroker
+    public let log: any FollowableLog
+    public let lease: (any TimerLease)?
+
+    public init(makeBroker: @escaping (Loop) throws -> any ClusterBroker, log: any FollowableLog, lease: (any TimerLease)?) {
+        self.makeBroker = makeBroker
+        self.log = log
+        self.lease = lease
+    }
+}

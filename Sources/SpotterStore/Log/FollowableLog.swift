@@ -1,0 +1,25 @@
+import SpotterCore
+
+/// What a process of a cluster needs from the shared log besides `ChatStore` (cluster mode; the PostgreSQL
+/// engine has it): every process writes its own commands' records and follows everyone's, in position order
+/// (`LogSequencer`), and reads from here what the log stream between processes did not bring.
+public protocol FollowableLog: AnyObject, Sendable {
+    /// Every thread's records with `after < pos <= through` (nil: no upper bound), in log order, at most `limit`.
+    /// Blocking: never on the loop.
+    func recordsAfter(_ pos: Int64, through: Int64?, limit: Int) throws -> [ChatRecord]
+    /// Threads by number with their participants' names (a thread another process linked). Blocking.
+    func threads(nos: [Int64]) throws -> (threads: [ThreadRow], names: [String: String])
+    /// A checkpoint that claims no position above `through`: the views are this process's, which include every
+    /// record up to what it has followed, and may not include another process's records above it.
+    func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
+                    completion: @escaping @Sendable (Result<Int64, any Error>) -> Void)
+}
+
+/// Takes the lock of the cluster's timers (session reminders, expiry, completion): one process at a time fires
+/// them, and another takes over when it dies. Blocking: never on the loop.
+public protocol TimerLease: AnyObject, Sendable {
+    /// Whether this process holds the lease now (taking it if it is free). A lost connection gives it up.
+    func hold() -> Bool
+    /// Gives the lease up (at shutdown).
+    func release()
+}

@@ -1,0 +1,69 @@
+import Foundation
+import TestSupport
+
+/// A cluster on loopback: a database of the suite's throwaway PostgreSQL, a `nats-server` of its own, and real
+/// `spotter serve` processes on both (`--store`, `--broker`), sharing a token secret and a data directory. Each
+/// process logs to `spotter-N.log` in the directory, which is kept when a test fails (`keep`).
+final class ClusterFixture {
+    let postgres: PostgresCluster
+    let nats: NATSServer
+    let store: String
+    let directory: String
+    let secret = (0..<4).map { _ in UUID().uuidString.replacingOccurrences(of: "-", with: "") }.joined()
+    private(set) var processes: [ServerProcess?] = []
+    var keep = false
+
+    init(processes count: Int) throws {
+        postgres = try PostgresCluster.shared()
+        nats = try NATSServer()
+        store = try postgres.makeDatabase()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-cluster-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for index in 0..<count { processes.append(try start(index)) }
+    }
+
+    /// Starts (or starts again) process `index`.
+    @discardableResult
+    func start(_ index: Int) throws -> ServerProcess {
+        let process = try ServerProcess(dataDirectory: directory, arguments: ["--broker", nats.url], store: store,
+                                        environment: ["SPOTTER_TOKEN_SECRET": secret],
+                                        logFile: directory + "/spotter-\(index)-\(processes.count).log")
+        if index < processes.count { processes[index] = process } else { processes.append(process) }
+        return process
+    }
+
+    func port(_ index: Int) -> Int { processes[index]!.port }
+
+    /// kill -9 of process `index`, as a machine dying would.
+    func kill9(_ index: Int) {
+        _ = processes[index]?.stop(signal: SIGKILL)
+        processes[index] = nil
+    }
+
+    func stop() {
+        for process in processes.compactMap({ $0 }) { _ = process.stop() }
+        processes = []
+        nats.stop()
+        if keep {
+            print("cluster logs kept in \(directory)")
+        } else {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+}
+
+extension SpotterSocket {
+    /// Message events received so far plus those arriving until `count` are in (or `timeout` passes).
+    func messages(atLeast count: Int, timeout: Double = 15) -> [[String: Any]] {
+        var seen: [[String: Any]] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            seen += drain(for: 0.2).filter { $0["type"] as? String == "message" }
+            if seen.count >= count { break }
+        }
+        return seen
+    }
+}
+
+/// The message inside a `message` event.
+func message(_ event: [String: Any]) -> [String: Any] { event["message"] as? [String: Any] ?? [:] }

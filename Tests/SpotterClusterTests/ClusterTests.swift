@@ -1,0 +1,275 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// Several `spotter serve` processes on one PostgreSQL database and one NATS server behave as one server:
+/// users on different processes chat, see receipts, typing, presence and session events; every device gets
+/// every event once and in order whichever process wrote it; a process killed with kill -9 loses nothing
+/// acknowledged and leaves no ghost; a NATS restart loses nothing. Real binaries, real servers, loopback only.
+@Suite("Cluster: several processes as one", .serialized)
+struct ClusterTests {
+    static func now() -> Int { Int(Date().timeIntervalSince1970) }
+
+    @Test func chatReceiptsTypingPresenceAndSessionsAcrossProcesses() throws {
+        let cluster = try ClusterFixture(processes: 3)
+        defer { cluster.stop() }
+        let coach = try APIClient(port: cluster.port(0)).signUp(role: "coach", name: "Coach", email: "coach@cluster.test")
+        let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "Client", email: "client@cluster.test")
+        let coachA = try SpotterSocket(port: cluster.port(0), token: coach.access)
+        let clientB = try SpotterSocket(port: cluster.port(1), token: client.access)
+
+        // The link is made on the third process; the others learn the new thread from the log.
+        let link = try APIClient(port: cluster.port(2)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        let thread = try #require(link.string("thread_id"), "\(link.json)")
+        #expect(try coachA.next("thread")["thread_id"] as? String == thread)
+        #expect(try clientB.next("thread")["thread_id"] as? String == thread)
+        let clientC = try SpotterSocket(port: cluster.port(2), token: client.access)  // the client's tablet
+
+        // A message written on B reaches the coach on A and the client's other device on C, with the badges.
+        let sent = try clientB.result("message.send", ["thread_id": thread, "client_message_id": "m1", "text": "Hello coach"])
+        #expect(sent["seq"] as? Int == 1)
+        let atCoach = try coachA.next("message")
+        #expect(message(atCoach)["text"] as? String == "Hello coach" && message(atCoach)["seq"] as? Int == 1)
+        #expect(atCoach["unread"] as? Int == 1 && atCoach["total_unread"] as? Int == 1, "\(atCoach)")
+        #expect(message(try clientC.next("message"))["seq"] as? Int == 1)
+        #expect(message(try clientB.next("message"))["seq"] as? Int == 1, "the writer's own devices hear of it too")
+
+        // A retry sent to another process returns the original; nothing new is written.
+        let retry = try clientC.result("message.send", ["thread_id": thread, "client_message_id": "m1", "text": "Hello coach"])
+        #expect(retry["seq"] as? Int == 1)
+        let reply = try coachA.result("message.send", ["thread_id": thread, "client_message_id": "r1", "text": "Hi! How was the run?"])
+        #expect(reply["seq"] as? Int == 2, "the retry must not have taken a seq: \(reply)")
+        #expect(message(try clientB.next("message"))["seq"] as? Int == 2)
+        #expect(message(try clientC.next("message"))["seq"] as? Int == 2)
+
+        // ✓✓: the client reads on B; the coach on A sees the receipt, the client's tablet on C its badge clear.
+        _ = try clientB.result("thread.read", ["thread_id": thread, "seq": 2])
+        let receipt = try coachA.next("receipt")
+        #expect(receipt["read_seq"] as? Int == 2 && receipt["user_id"] as? String == client.id, "\(receipt)")
+        let unread = try clientC.next("unread")
+        #expect(unread["unread"] as? Int == 0 && unread["read_seq"] as? Int == 2, "\(unread)")
+
+        // Typing crosses processes (ephemeral, on the broker).
+        _ = try coachA.result("typing", ["thread_id": thread])
+        #expect(try clientB.next("typing")["user_id"] as? String == coach.id)
+
+        // Sessions: the coach invites on A, the client accepts on C, everyone sees each change.
+        let invited = try coachA.result("session.invite", ["thread_id": thread, "start": Self.now() + 2 * 86_400,
+                                                           "duration_minutes": 30, "purpose": "Form check"])
+        let id = try #require(invited["id"] as? String)
+        let created = try clientB.next("session")
+        #expect(created["change"] as? String == "created" && (created["session"] as? [String: Any])?["id"] as? String == id)
+        #expect(try clientC.next("session")["change"] as? String == "created")
+        let accepted = try clientC.result("session.act", ["session_id": id, "action": "accept"])
+        #expect(accepted["status"] as? String == "scheduled", "\(accepted)")
+        #expect(try coachA.next("session")["change"] as? String == "created", "the inviter's own devices hear of it too")
+        let atCoachSession = try coachA.next("session")
+        #expect((atCoachSession["session"] as? [String: Any])?["status"] as? String == "scheduled", "\(atCoachSession)")
+        // B learnt the accepted session: its book refuses what overlaps it, as C's would.
+        let overlapping = try coachA.command("session.invite", ["thread_id": thread, "start": Self.now() + 2 * 86_400 + 600,
+                                                               "duration_minutes": 30])
+        #expect(errorCode(overlapping) != nil, "an overlapping invite was accepted: \(overlapping)")
+        let listedOnB = try clientB.result("sessions", [:])
+        #expect((listedOnB["sessions"] as? [[String: Any]])?.first?["status"] as? String == "scheduled", "\(listedOnB)")
+
+        // Presence is cluster-wide: the client's last device leaving (on C, after B) shows them offline on A.
+        _ = coachA.drain(for: 0.3)
+        clientB.close()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(coachA.drain(for: 0.5).allSatisfy { $0["type"] as? String != "presence" }, "offline while a device is still on C")
+        clientC.close()
+        let offline = try coachA.next("presence")
+        #expect(offline["user_id"] as? String == client.id && offline["online"] as? Bool == false, "\(offline)")
+        let repeated = coachA.drain(for: 0.5).filter { $0["type"] as? String == "presence" }
+        #expect(repeated.isEmpty, "every process saw the flip; the coach's device must hear of it once: \(repeated)")
+        let back = try SpotterSocket(port: cluster.port(1), token: client.access)
+        let online = try coachA.next("presence")
+        #expect(online["online"] as? Bool == true, "\(online)")
+        // The thread list on any process shows the same unread and last message.
+        let onB = (try back.result("threads", [:])["threads"] as? [[String: Any]])?.first
+        let onA = (try coachA.result("threads", [:])["threads"] as? [[String: Any]])?.first
+        #expect(onB?["last_seq"] as? Int == 4 && onA?["last_seq"] as? Int == 4, "B: \(String(describing: onB)) A: \(String(describing: onA))")
+    }
+
+    /// Three writers at once (one client on each process), two devices of the coach on two processes: each
+    /// device gets every message once, in cursor order, the same sequence on both.
+    @Test func everyDeviceGetsEveryEventOnceInOrderWhoeverWrote() throws {
+        let cluster = try ClusterFixture(processes: 3)
+        defer { cluster.stop() }
+        let api = APIClient(port: cluster.port(0))
+        let coach = try api.signUp(role: "coach", name: "Coach", email: "coach@order.test")
+        var clients: [(access: String, refresh: String, id: String)] = []
+        var threads: [String] = []
+        for index in 0..<3 {
+            let client = try APIClient(port: cluster.port(index)).signUp(role: "client", name: "C\(index)", email: "c\(index)@order.test")
+            let link = try APIClient(port: cluster.port(index)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+            clients.append(client)
+            threads.append(try #require(link.string("thread_id")))
+        }
+        Thread.sleep(forTimeInterval: 0.5)  // every process follows the three links
+        let phone = try SpotterSocket(port: cluster.port(0), token: coach.access)
+        let laptop = try SpotterSocket(port: cluster.port(1), token: coach.access)
+        let perClient = 100
+        let acked = Mutex<[String: Int]>([:])
+        let group = DispatchGroup()
+        for index in 0..<3 {
+            let socket = try SpotterSocket(port: cluster.port(index), token: clients[index].access)
+            let thread = threads[index]
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for n in 1...perClient {
+                    let id = "c\(index)-\(n)"
+                    for _ in 0..<20 {  // a refusal (unavailable, rate_limited) is retried with the same id
+                        guard let reply = try? socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "n\(n)"]) else { return }
+                        if let seq = (reply["result"] as? [String: Any])?["seq"] as? Int {
+                            acked.withLock { $0[id] = seq }
+                            break
+                        }
+                        Thread.sleep(forTimeInterval: 0.2)
+                    }
+                }
+            }
+        }
+        group.wait()
+        #expect(acked.withLock { $0.count } == 3 * perClient, "not every send was acknowledged")
+        for (name, device) in [("phone on A", phone), ("laptop on B", laptop)] {
+            let events = device.messages(atLeast: 3 * perClient)
+            let cursors = events.compactMap { $0["cursor"] as? Int }
+            let keys = events.map { "\(message($0)["thread_id"] ?? "")#\(message($0)["seq"] ?? 0)" }
+            #expect(events.count == 3 * perClient, "\(name): \(events.count) of \(3 * perClient) messages")
+            #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 }, "\(name): cursors out of order")
+            #expect(Set(keys).count == keys.count, "\(name): a message twice")
+            let ids = Set(events.compactMap { message($0)["client_message_id"] as? String })
+            let missing = Set(acked.withLock { $0.keys }).subtracting(ids)
+            #expect(missing.isEmpty, "\(name): \(missing.count) acknowledged messages missing, e.g. \(missing.sorted().prefix(5))")
+        }
+    }
+
+    /// kill -9 of one process in the middle of a burst: its sockets reconnect to the others, retry what was not
+    /// acknowledged with the same ids, and nothing acknowledged is lost or doubled; its user is shown offline.
+    @Test func killingOneProcessMidBurstLosesNothingAndLeavesNoGhost() throws {
+        let cluster = try ClusterFixture(processes: 3)
+        defer { cluster.stop() }
+        let coach = try APIClient(port: cluster.port(1)).signUp(role: "coach", name: "Coach", email: "coach@kill.test")
+        var clients: [(access: String, refresh: String, id: String)] = []
+        var threads: [String] = []
+        for index in 0..<3 {
+            let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "K\(index)", email: "k\(index)@kill.test")
+            let link = try APIClient(port: cluster.port(1)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+            clients.append(client)
+            threads.append(try #require(link.string("thread_id")))
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        let watcher = try SpotterSocket(port: cluster.port(2), token: coach.access)
+        let startCursor = watcher.helloCursor
+        let acked = Mutex<[String: Int]>([:])
+        let stop = Atomic<Bool>(false)
+        let group = DispatchGroup()
+        for index in 0..<3 {
+            let thread = threads[index]
+            let token = clients[index].access
+            let firstPort = cluster.port(index)
+            let otherPort = cluster.port(index == 0 ? 1 : index)
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var socket = try? SpotterSocket(port: firstPort, token: token)
+                var n = 1
+                while n <= 100_000 && !(stop.load(ordering: .relaxed) && n > 1) {
+                    let id = "k\(index)-\(n)"
+                    if socket == nil { socket = try? SpotterSocket(port: otherPort, token: token) }  // reconnect elsewhere
+                    guard let live = socket else { Thread.sleep(forTimeInterval: 0.1); continue }
+                    guard let reply = try? live.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "k\(n)"]) else {
+                        socket = nil  // the process died: the same id again, on another
+                        continue
+                    }
+                    if let seq = (reply["result"] as? [String: Any])?["seq"] as? Int {
+                        acked.withLock { $0[id] = seq }
+                        n += 1
+                    } else {
+                        Thread.sleep(forTimeInterval: 0.1)
+                    }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 1.5)
+        cluster.kill9(0)  // client 0's process, mid-burst
+        Thread.sleep(forTimeInterval: 1.5)
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        let ackedNow = acked.withLock { $0 }
+        #expect(ackedNow.count > 50, "too few acknowledged: \(ackedNow.count)")
+        #expect(ackedNow.keys.contains { $0.hasPrefix("k0-") && ackedNow[$0]! > 1 }, "client 0 sent nothing")
+
+        // History from a surviving process: each thread's seqs 1…n, each id once, every acked id at its seq.
+        let reader = try SpotterSocket(port: cluster.port(2), token: coach.access)
+        var total = 0
+        for index in 0..<3 {
+            var messages: [[String: Any]] = []
+            var before: Int?
+            repeat {
+                var fields: [String: Any] = ["thread_id": threads[index], "limit": 100]
+                if let before { fields["before_seq"] = before }
+                let page = try reader.result("history", fields)
+                let batch = page["messages"] as? [[String: Any]] ?? []
+                messages += batch
+                before = (page["has_more"] as? Bool == true) ? batch.last?["seq"] as? Int : nil
+            } while before != nil
+            let seqs = messages.compactMap { $0["seq"] as? Int }.sorted()
+            let ids = messages.compactMap { $0["client_message_id"] as? String }
+            #expect(seqs == Array(1...max(1, seqs.count)).prefix(seqs.count).map { $0 }, "thread \(index): seq gaps")
+            #expect(Set(ids).count == ids.count, "thread \(index): a message stored twice")
+            let stored = Dictionary(uniqueKeysWithValues: zip(ids, messages.compactMap { $0["seq"] as? Int }))
+            for (id, seq) in ackedNow where id.hasPrefix("k\(index)-") {
+                #expect(stored[id] == seq, "acked \(id) (seq \(seq)) lost or moved")
+            }
+            total += messages.count
+        }
+
+        // The coach's device on a surviving process saw every message once, in order; so does a resume.
+        let live = watcher.messages(atLeast: total, timeout: 10)
+        #expect(live.count == total, "live: \(live.count) of \(total)")
+        let resumed = try SpotterSocket(port: cluster.port(1), token: coach.access)
+        #expect(try resumed.command("resume", ["cursor": startCursor])["ok"] as? Bool == true)
+        let replay = resumed.messages(atLeast: total, timeout: 10)
+        let cursors = replay.compactMap { $0["cursor"] as? Int }
+        #expect(replay.count == total && zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 }, "resume: \(replay.count) of \(total)")
+
+        // No ghost: a client whose only socket was on the killed process is shown offline within the dead-after time.
+        let ghost = try SpotterSocket(port: cluster.port(1), token: coach.access)
+        let start = Date()
+        try waitUntil(10, "client 0 offline after kill -9") {
+            let listed = (try? ghost.result("threads", [:]))?["threads"] as? [[String: Any]] ?? []
+            return listed.contains { $0["thread_id"] as? String == threads[0] && $0["peer_online"] as? Bool == false }
+        }
+        #expect(Date().timeIntervalSince(start) < 10)
+    }
+
+    /// NATS restarts: a message sent while it is down is still delivered live (the follower reads the store),
+    /// and the processes reconnect by themselves.
+    @Test func aNATSRestartLosesNothing() throws {
+        let cluster = try ClusterFixture(processes: 2)
+        defer { cluster.stop() }
+        let coach = try APIClient(port: cluster.port(0)).signUp(role: "coach", name: "Coach", email: "coach@nats.test")
+        let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "Client", email: "client@nats.test")
+        let link = try APIClient(port: cluster.port(1)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        let thread = try #require(link.string("thread_id"))
+        Thread.sleep(forTimeInterval: 0.5)
+        let coachA = try SpotterSocket(port: cluster.port(0), token: coach.access)
+        let clientB = try SpotterSocket(port: cluster.port(1), token: client.access)
+
+        cluster.nats.stop()
+        let sent = try clientB.result("message.send", ["thread_id": thread, "client_message_id": "down-1", "text": "while NATS is down"])
+        #expect(sent["seq"] as? Int == 1)
+        #expect(message(try coachA.next("message"))["client_message_id"] as? String == "down-1")
+
+        try cluster.nats.start()
+        Thread.sleep(forTimeInterval: 1.0)  // libnats reconnects every 250 ms
+        _ = try clientB.result("message.send", ["thread_id": thread, "client_message_id": "up-1", "text": "NATS is back"])
+        #expect(message(try coachA.next("message"))["client_message_id"] as? String == "up-1")
+        _ = try coachA.result("typing", ["thread_id": thread])
+        #expect(try clientB.next("typing")["user_id"] as? String == coach.id, "ephemeral events cross again")
+    }
+}
