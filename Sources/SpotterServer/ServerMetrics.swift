@@ -38,6 +38,12 @@ final class ServerMetrics: Sendable {
     let sendAck: CoreMetrics.Timer
     /// Bytes queued for sending and not yet taken by the kernel, over all connections (at scrape time).
     let outboundQueued: Gauge
+    /// Cluster mode: records of other processes this one applied, and reads of the log that filled a gap the
+    /// stream between processes left (a rise means NATS is losing messages or a process died mid-publish).
+    let followedRecords: Counter
+    let followGapReads: Counter
+    /// Cluster mode: how far behind the newest position this process has handed on records (at scrape time).
+    let followWaiting: Gauge
     private let batchesCommitted: Counter
     private let jobsCommitted: Counter
     private let checkpointPasses: Counter
@@ -54,6 +60,9 @@ final class ServerMetrics: Sendable {
         ]
         self.factory = factory
         messagesAcked = Counter(label: "spotter_messages_total", factory: factory)
+        followedRecords = Counter(label: "spotter_cluster_followed_records_total", factory: factory)
+        followGapReads = Counter(label: "spotter_cluster_gap_reads_total", factory: factory)
+        followWaiting = Gauge(label: "spotter_cluster_records_waiting", factory: factory)
         sendAck = CoreMetrics.Timer(label: "spotter_send_ack_seconds", factory: factory)
         connectionsOpen = Meter(label: "spotter_connections_open", factory: factory)
         connectionsAccepted = Counter(label: "spotter_connections_accepted_total", factory: factory)

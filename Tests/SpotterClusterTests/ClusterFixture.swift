@@ -11,9 +11,15 @@ final class ClusterFixture {
     let directory: String
     let secret = (0..<4).map { _ in UUID().uuidString.replacingOccurrences(of: "-", with: "") }.joined()
     private(set) var processes: [ServerProcess?] = []
+    /// Each process's log file (the newest start's).
+    private(set) var logs: [Int: String] = [:]
     var keep = false
 
-    init(processes count: Int) throws {
+    /// Extra `serve` options of every process.
+    let options: [String]
+
+    init(processes count: Int, options: [String] = []) throws {
+        self.options = options
         postgres = try PostgresCluster.shared()
         nats = try NATSServer()
         store = try postgres.makeDatabase()
@@ -25,14 +31,23 @@ final class ClusterFixture {
     /// Starts (or starts again) process `index`.
     @discardableResult
     func start(_ index: Int) throws -> ServerProcess {
-        let process = try ServerProcess(dataDirectory: directory, arguments: ["--broker", nats.url], store: store,
+        let log = directory + "/spotter-\(index)-\(processes.count).log"
+        let process = try ServerProcess(dataDirectory: directory, arguments: ["--broker", nats.url] + options, store: store,
                                         environment: ["SPOTTER_TOKEN_SECRET": secret],
-                                        logFile: directory + "/spotter-\(index)-\(processes.count).log")
+                                        logFile: log)
         if index < processes.count { processes[index] = process } else { processes.append(process) }
+        logs[index] = log
         return process
     }
 
     func port(_ index: Int) -> Int { processes[index]!.port }
+
+    /// The live processes whose log says `text`.
+    func processesThatLogged(_ text: String) -> [Int] {
+        logs.keys.sorted().filter { index in
+            processes[index] != nil && ((try? String(contentsOfFile: logs[index]!, encoding: .utf8))?.contains(text) ?? false)
+        }
+    }
 
     /// kill -9 of process `index`, as a machine dying would.
     func kill9(_ index: Int) {

@@ -35,9 +35,6 @@ final class LogFollower {
     static let tickMilliseconds: UInt64 = 20
     static let readLimit = 2000
 
-    /// Counters for `/metrics` and tests: records of other processes applied, store reads that filled gaps.
-    private(set) var followedRecords = 0
-    private(set) var gapReads = 0
 
     init(hub: MessagingHub, broker: any ClusterBroker, log: any FollowableLog, position: Int64, patience: UInt64 = 40) {
         self.hub = hub
@@ -117,7 +114,7 @@ final class LogFollower {
                 if hub.state.thread(no: record.threadNo) == nil {
                     return loadThread(record.threadNo)
                 }
-                followedRecords += 1
+                hub.server.metrics.followedRecords.increment()
                 let events = hub.applyFollowed(record)
                 deliver(record.pos, events + (held.removeValue(forKey: record.pos) ?? []))
             }
@@ -166,8 +163,9 @@ final class LogFollower {
 
     private func tick() {
         ticks += 1
+        hub.server.metrics.followWaiting.record(sequencer.waitingCount)
         if let gap = sequencer.gap(now: hub.server.loop.nowMilliseconds, patience: patience) {
-            gapReads += 1
+            hub.server.metrics.followGapReads.increment()
             readStore(after: gap.after, through: gap.through)
         } else if ticks % Int(1000 / LogFollower.tickMilliseconds) == 0 {
             readStore(after: sequencer.applied, through: nil)
