@@ -13,7 +13,7 @@ final class ClusterFixture {
     private(set) var processes: [ServerProcess?] = []
     /// Each process's log file (the newest start's).
     private(set) var logs: [Int: String] = [:]
-    var keep = false
+    var keep = ProcessInfo.processInfo.environment["SPOTTER_KEEP_CLUSTER"] != nil
 
     /// Extra `serve` options of every process.
     let options: [String]

@@ -70,8 +70,11 @@ struct ClusterTests {
         let overlapping = try coachA.command("session.invite", ["thread_id": thread, "start": Self.now() + 2 * 86_400 + 600,
                                                                "duration_minutes": 30])
         #expect(errorCode(overlapping) != nil, "an overlapping invite was accepted: \(overlapping)")
-        let listedOnB = try clientB.result("sessions", [:])
-        #expect((listedOnB["sessions"] as? [[String: Any]])?.first?["status"] as? String == "scheduled", "\(listedOnB)")
+        // B follows C's accept within moments (the coach on A has seen it already).
+        try waitUntil(5, "the accepted session shown as scheduled on B") {
+            let listed = (try? clientB.result("sessions", [:]))?["sessions"] as? [[String: Any]] ?? []
+            return listed.first { $0["id"] as? String == id }?["status"] as? String == "scheduled"
+        }
 
         // Presence is cluster-wide: the client's last device leaving (on C, after B) shows them offline on A.
         _ = coachA.drain(for: 0.3)

@@ -27,6 +27,8 @@ final class LogFollower {
     private var ready: [ChatRecord] = []
     private var readyIndex = 0
     private var pausedForThreads = false
+    /// Re-applying, after the hub rebuilt its state, what had been applied to the state it replaced.
+    private var reapplying = false
     private var reading = false
     private var timer: Timer?
     private var ticks = 0
@@ -104,7 +106,9 @@ final class LogFollower {
     // MARK: - Applying, in order
 
     private func drain() {
-        while !pausedForThreads, readyIndex < ready.count {
+        // While the hub rebuilds its state from the store, records wait: applied now they would go to the state
+        // about to be replaced.
+        while !pausedForThreads, !reapplying, !hub.reloading, readyIndex < ready.count {
             let record = ready[readyIndex]
             if ownWaiting.remove(record.pos) != nil {
                 deliver(record.pos, held.removeValue(forKey: record.pos) ?? [])
@@ -124,6 +128,39 @@ final class LogFollower {
             ready.removeAll(keepingCapacity: true)
             readyIndex = 0
         }
+    }
+
+    /// The hub rebuilt its state from the store, as it stood at `position`. Records handed on above it were
+    /// applied to the state that was replaced (they arrived while the store was being read): they are read
+    /// again and applied to the new one (their events were delivered already), then following goes on.
+    func rebuilt(at position: Int64) {
+        guard position < sequencer.applied else { return drain() }
+        reapplying = true
+        let log = log
+        let through = sequencer.applied
+        hub.server.loop.runBlocking({ Result { () -> ([ChatRecord], [ThreadRow], [String: String]) in
+            let records = try log.recordsAfter(position, through: through, limit: Int.max)
+            // Threads linked in that stretch are not in the rebuilt state either.
+            let linked = Array(Set(records.filter { $0.kind == .link }.map(\.threadNo)))
+            let (threads, names) = try log.threads(nos: linked)
+            return (records, threads, names)
+        } }, then: { [self] result in
+            switch result {
+            case .success(let (records, threads, names)):
+                for (user, name) in names { hub.state.setName(name, for: user) }
+                for row in threads where hub.state.thread(no: row.no) == nil { hub.state.add(row.makeThread()) }
+                for record in records where hub.state.thread(no: record.threadNo) != nil { _ = hub.applyFollowed(record) }
+                reapplying = false
+                drain()
+            case .failure(let error):
+                hub.server.logger.error("could not read the log after a rebuild; trying again", metadata: ["error": "\(error)"])
+                let retry = Timer(loop: hub.server.loop)
+                retry.start(after: 200, repeat: 0) { [unowned self] in
+                    retry.close()
+                    rebuilt(at: position)
+                }
+            }
+        })
     }
 
     /// A record of a thread this process has not seen (another process linked it): read the thread, then go on.

@@ -132,6 +132,7 @@ final class MessagingHub {
                 for reloaded in onReload { reloaded(loaded) }
                 log.resume()
                 reloading = false
+                follower?.rebuilt(at: loaded.position)
                 server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])
                 // Sends that waited for a window decide again on the new state (every thread is cold in it).
                 let waiting = waitingForWindow
