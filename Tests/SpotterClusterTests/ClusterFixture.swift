@@ -68,6 +68,15 @@ final class ClusterFixture {
 }
 
 extension SpotterSocket {
+    /// The next event of `type`, or a failure naming the socket and the event it waited for (and the line).
+    func awaitEvent(_ type: String, _ socket: String, line: Int = #line) throws -> [String: Any] {
+        do {
+            return try next(type)
+        } catch {
+            throw BlockingSocket.Failure(description: "line \(line): \(socket) got no \(type) event (\(error))")
+        }
+    }
+
     /// Message events received so far plus those arriving until `count` are in (or `timeout` passes).
     func messages(atLeast count: Int, timeout: Double = 15) -> [[String: Any]] {
         var seen: [[String: Any]] = []

@@ -22,49 +22,49 @@ struct ClusterTests {
         // The link is made on the third process; the others learn the new thread from the log.
         let link = try APIClient(port: cluster.port(2)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
         let thread = try #require(link.string("thread_id"), "\(link.json)")
-        #expect(try coachA.next("thread")["thread_id"] as? String == thread)
-        #expect(try clientB.next("thread")["thread_id"] as? String == thread)
+        #expect(try coachA.awaitEvent("thread", "coachA")["thread_id"] as? String == thread)
+        #expect(try clientB.awaitEvent("thread", "clientB")["thread_id"] as? String == thread)
         let clientC = try SpotterSocket(port: cluster.port(2), token: client.access)  // the client's tablet
 
         // A message written on B reaches the coach on A and the client's other device on C, with the badges.
         let sent = try clientB.result("message.send", ["thread_id": thread, "client_message_id": "m1", "text": "Hello coach"])
         #expect(sent["seq"] as? Int == 1)
-        let atCoach = try coachA.next("message")
+        let atCoach = try coachA.awaitEvent("message", "coachA")
         #expect(message(atCoach)["text"] as? String == "Hello coach" && message(atCoach)["seq"] as? Int == 1)
         #expect(atCoach["unread"] as? Int == 1 && atCoach["total_unread"] as? Int == 1, "\(atCoach)")
-        #expect(message(try clientC.next("message"))["seq"] as? Int == 1)
-        #expect(message(try clientB.next("message"))["seq"] as? Int == 1, "the writer's own devices hear of it too")
+        #expect(message(try clientC.awaitEvent("message", "clientC"))["seq"] as? Int == 1)
+        #expect(message(try clientB.awaitEvent("message", "clientB"))["seq"] as? Int == 1, "the writer's own devices hear of it too")
 
         // A retry sent to another process returns the original; nothing new is written.
         let retry = try clientC.result("message.send", ["thread_id": thread, "client_message_id": "m1", "text": "Hello coach"])
         #expect(retry["seq"] as? Int == 1)
         let reply = try coachA.result("message.send", ["thread_id": thread, "client_message_id": "r1", "text": "Hi! How was the run?"])
         #expect(reply["seq"] as? Int == 2, "the retry must not have taken a seq: \(reply)")
-        #expect(message(try clientB.next("message"))["seq"] as? Int == 2)
-        #expect(message(try clientC.next("message"))["seq"] as? Int == 2)
+        #expect(message(try clientB.awaitEvent("message", "clientB"))["seq"] as? Int == 2)
+        #expect(message(try clientC.awaitEvent("message", "clientC"))["seq"] as? Int == 2)
 
         // ✓✓: the client reads on B; the coach on A sees the receipt, the client's tablet on C its badge clear.
         _ = try clientB.result("thread.read", ["thread_id": thread, "seq": 2])
-        let receipt = try coachA.next("receipt")
+        let receipt = try coachA.awaitEvent("receipt", "coachA")
         #expect(receipt["read_seq"] as? Int == 2 && receipt["user_id"] as? String == client.id, "\(receipt)")
-        let unread = try clientC.next("unread")
+        let unread = try clientC.awaitEvent("unread", "clientC")
         #expect(unread["unread"] as? Int == 0 && unread["read_seq"] as? Int == 2, "\(unread)")
 
         // Typing crosses processes (ephemeral, on the broker).
         _ = try coachA.result("typing", ["thread_id": thread])
-        #expect(try clientB.next("typing")["user_id"] as? String == coach.id)
+        #expect(try clientB.awaitEvent("typing", "clientB")["user_id"] as? String == coach.id)
 
         // Sessions: the coach invites on A, the client accepts on C, everyone sees each change.
         let invited = try coachA.result("session.invite", ["thread_id": thread, "start": Self.now() + 2 * 86_400,
                                                            "duration_minutes": 30, "purpose": "Form check"])
         let id = try #require(invited["id"] as? String)
-        let created = try clientB.next("session")
+        let created = try clientB.awaitEvent("session", "clientB")
         #expect(created["change"] as? String == "created" && (created["session"] as? [String: Any])?["id"] as? String == id)
-        #expect(try clientC.next("session")["change"] as? String == "created")
+        #expect(try clientC.awaitEvent("session", "clientC")["change"] as? String == "created")
         let accepted = try clientC.result("session.act", ["session_id": id, "action": "accept"])
         #expect(accepted["status"] as? String == "scheduled", "\(accepted)")
-        #expect(try coachA.next("session")["change"] as? String == "created", "the inviter's own devices hear of it too")
-        let atCoachSession = try coachA.next("session")
+        #expect(try coachA.awaitEvent("session", "coachA")["change"] as? String == "created", "the inviter's own devices hear of it too")
+        let atCoachSession = try coachA.awaitEvent("session", "coachA")
         #expect((atCoachSession["session"] as? [String: Any])?["status"] as? String == "scheduled", "\(atCoachSession)")
         // B learnt the accepted session: its book refuses what overlaps it, as C's would.
         let overlapping = try coachA.command("session.invite", ["thread_id": thread, "start": Self.now() + 2 * 86_400 + 600,
@@ -82,12 +82,12 @@ struct ClusterTests {
         Thread.sleep(forTimeInterval: 0.5)
         #expect(coachA.drain(for: 0.5).allSatisfy { $0["type"] as? String != "presence" }, "offline while a device is still on C")
         clientC.close()
-        let offline = try coachA.next("presence")
+        let offline = try coachA.awaitEvent("presence", "coachA")
         #expect(offline["user_id"] as? String == client.id && offline["online"] as? Bool == false, "\(offline)")
         let repeated = coachA.drain(for: 0.5).filter { $0["type"] as? String == "presence" }
         #expect(repeated.isEmpty, "every process saw the flip; the coach's device must hear of it once: \(repeated)")
         let back = try SpotterSocket(port: cluster.port(1), token: client.access)
-        let online = try coachA.next("presence")
+        let online = try coachA.awaitEvent("presence", "coachA")
         #expect(online["online"] as? Bool == true, "\(online)")
         // The thread list on any process shows the same unread and last message.
         let onB = (try back.result("threads", [:])["threads"] as? [[String: Any]])?.first
@@ -221,16 +221,7 @@ struct ClusterTests {
         let reader = try SpotterSocket(port: cluster.port(2), token: coach.access)
         var total = 0
         for index in 0..<3 {
-            var messages: [[String: Any]] = []
-            var before: Int?
-            repeat {
-                var fields: [String: Any] = ["thread_id": threads[index], "limit": 100]
-                if let before { fields["before_seq"] = before }
-                let page = try reader.result("history", fields)
-                let batch = page["messages"] as? [[String: Any]] ?? []
-                messages += batch
-                before = (page["has_more"] as? Bool == true) ? batch.last?["seq"] as? Int : nil
-            } while before != nil
+            let messages = try reader.wholeHistory(threads[index])
             let seqs = messages.compactMap { $0["seq"] as? Int }.sorted()
             let ids = messages.compactMap { $0["client_message_id"] as? String }
             #expect(seqs == Array(1...max(1, seqs.count)).prefix(seqs.count).map { $0 }, "thread \(index): seq gaps")
@@ -275,14 +266,14 @@ struct ClusterTests {
         cluster.nats.stop()
         let sent = try clientB.result("message.send", ["thread_id": thread, "client_message_id": "down-1", "text": "while NATS is down"])
         #expect(sent["seq"] as? Int == 1)
-        #expect(message(try coachA.next("message"))["client_message_id"] as? String == "down-1")
+        #expect(message(try coachA.awaitEvent("message", "coachA"))["client_message_id"] as? String == "down-1")
 
         try cluster.nats.start()
         Thread.sleep(forTimeInterval: 1.0)  // libnats reconnects every 250 ms
         _ = try clientB.result("message.send", ["thread_id": thread, "client_message_id": "up-1", "text": "NATS is back"])
-        #expect(message(try coachA.next("message"))["client_message_id"] as? String == "up-1")
+        #expect(message(try coachA.awaitEvent("message", "coachA"))["client_message_id"] as? String == "up-1")
         _ = try coachA.result("typing", ["thread_id": thread])
-        #expect(try clientB.next("typing")["user_id"] as? String == coach.id, "ephemeral events cross again")
+        #expect(try clientB.awaitEvent("typing", "clientB")["user_id"] as? String == coach.id, "ephemeral events cross again")
     }
 
     /// Session timers fire on one process (the holder of the PostgreSQL lease): a reminder reaches each device
@@ -304,7 +295,7 @@ struct ClusterTests {
         let clientC = try SpotterSocket(port: cluster.port(2), token: client.access)
         let invited = try coachA.result("session.invite", ["thread_id": thread, "start": Self.now() + 600, "duration_minutes": 30, "purpose": "Check-in"])
         let id = try #require(invited["id"] as? String)
-        #expect(try clientC.next("session")["change"] as? String == "created")  // as an app acts: on the event
+        #expect(try clientC.awaitEvent("session", "clientC")["change"] as? String == "created")  // as an app acts: on the event
         _ = try clientC.result("session.act", ["session_id": id, "action": "accept"])
         Thread.sleep(forTimeInterval: 3.5)
         let reminders = clientC.drain(for: 0.5).filter { $0["type"] as? String == "session" && $0["change"] as? String == "starting_soon" }

@@ -57,16 +57,7 @@ struct CrashRecoveryTests {
         var total = 0
         for index in 0..<3 {
             let socket = try SpotterSocket(port: server.port, token: clients[index].access)
-            var messages: [[String: Any]] = []
-            var before: Int?
-            repeat {
-                var fields: [String: Any] = ["thread_id": threads[index], "limit": 100]
-                if let before { fields["before_seq"] = before }
-                let page = try socket.result("history", fields)
-                let batch = page["messages"] as? [[String: Any]] ?? []
-                messages += batch
-                before = (page["has_more"] as? Bool == true) ? batch.last?["seq"] as? Int : nil
-            } while before != nil
+            let messages = try socket.wholeHistory(threads[index])
             let ids = messages.compactMap { $0["client_message_id"] as? String }
             let seqs = messages.compactMap { $0["seq"] as? Int }.sorted()
             #expect(Set(ids).count == ids.count, "client \(index): a message is stored twice")

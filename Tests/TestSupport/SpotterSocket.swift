@@ -71,6 +71,21 @@ public final class SpotterSocket: @unchecked Sendable {
         return events
     }
 
+    /// Every message of a thread, newest first, read page by page with `history`.
+    public func wholeHistory(_ threadID: String) throws -> [[String: Any]] {
+        var messages: [[String: Any]] = []
+        var before: Int?
+        repeat {
+            var fields: [String: Any] = ["thread_id": threadID, "limit": 100]
+            if let before { fields["before_seq"] = before }
+            let page = try result("history", fields)
+            let batch = page["messages"] as? [[String: Any]] ?? []
+            messages += batch
+            before = (page["has_more"] as? Bool == true) ? batch.last?["seq"] as? Int : nil
+        } while before != nil
+        return messages
+    }
+
     public func close() { ws.socket.close() }
 }
 

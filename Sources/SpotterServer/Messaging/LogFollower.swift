@@ -147,18 +147,12 @@ final class LogFollower {
         } }, then: { [self] result in
             switch result {
             case .success(let (records, threads, names)):
-                for (user, name) in names { hub.state.setName(name, for: user) }
-                for row in threads where hub.state.thread(no: row.no) == nil { hub.state.add(row.makeThread()) }
+                learn(threads, names)
                 for record in records where hub.state.thread(no: record.threadNo) != nil { _ = hub.applyFollowed(record) }
                 reapplying = false
                 drain()
             case .failure(let error):
-                hub.server.logger.error("could not read the log after a rebuild; trying again", metadata: ["error": "\(error)"])
-                let retry = Timer(loop: hub.server.loop)
-                retry.start(after: 200, repeat: 0) { [unowned self] in
-                    retry.close()
-                    rebuilt(at: position)
-                }
+                retryLater("could not read the log after a rebuild", error) { [unowned self] in rebuilt(at: position) }
             }
         })
     }
@@ -170,8 +164,7 @@ final class LogFollower {
         hub.server.loop.runBlocking({ Result { try log.threads(nos: [no]) } }, then: { [self] result in
             switch result {
             case .success(let (rows, names)):
-                for (user, name) in names { hub.state.setName(name, for: user) }
-                for row in rows { hub.state.add(row.makeThread()) }
+                learn(rows, names)
                 if rows.isEmpty {
                     // Not in the store either (a thread made outside the log): its records concern no one here.
                     hub.server.logger.warning("followed a record of an unknown thread; skipped", metadata: ["thread": "\(no)"])
@@ -180,14 +173,25 @@ final class LogFollower {
                 pausedForThreads = false
                 drain()
             case .failure(let error):
-                hub.server.logger.error("could not read a followed thread; trying again", metadata: ["error": "\(error)"])
-                let retry = Timer(loop: hub.server.loop)
-                retry.start(after: 200, repeat: 0) { [unowned self] in
-                    retry.close()
-                    loadThread(no)
-                }
+                retryLater("could not read a followed thread", error) { [unowned self] in loadThread(no) }
             }
         })
+    }
+
+    /// Threads read from the store (linked by another process) into the chat state, with their people's names.
+    private func learn(_ threads: [ThreadRow], _ names: [String: String]) {
+        for (user, name) in names { hub.state.setName(name, for: user) }
+        for row in threads where hub.state.thread(no: row.no) == nil { hub.state.add(row.makeThread()) }
+    }
+
+    /// Logs a failed read of the store and runs `work` again in 200 ms (the store's connections reconnect).
+    private func retryLater(_ what: String, _ error: any Error, _ work: @escaping () -> Void) {
+        hub.server.logger.error("\(what); trying again", metadata: ["error": "\(error)"])
+        let retry = Timer(loop: hub.server.loop)
+        retry.start(after: 200, repeat: 0) {
+            retry.close()
+            work()
+        }
     }
 
     private func deliver(_ cursor: Int64, _ events: [(userID: String, payload: String)]) {
