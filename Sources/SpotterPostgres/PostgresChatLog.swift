@@ -26,7 +26,8 @@ public final class PostgresChatLog: ChatStore {
     // MARK: - Appends (writer thread, in order)
 
     public func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
-        writer.submit({ [self] batch -> [Int64] in try halt.run { try PostgresChatLog.insert(batch, records) } },
+        let ticket = halt.ticket()
+        writer.submit({ [self] batch -> [Int64] in try halt.run(ticket) { try PostgresChatLog.insert(batch, records) } },
                       completion: halt.guarding(completion))
     }
 

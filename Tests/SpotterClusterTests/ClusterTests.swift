@@ -309,3 +309,61 @@ struct ClusterTests {
         }
     }
 }
+
+extension ClusterTests {
+    /// Both sides of one thread writing at once from two processes: the two processes give out the same seqs,
+    /// the database refuses one of each pair, and the refused side retries with the same id. In the end the
+    /// thread's seqs are 1…n with no gap, each message once, every acknowledged one at its seq, and each side's
+    /// device saw every message of the other.
+    @Test func bothSidesOfAThreadWritingOnTwoProcessesAtOnce() throws {
+        let cluster = try ClusterFixture(processes: 2)
+        defer { cluster.stop() }
+        let coach = try APIClient(port: cluster.port(0)).signUp(role: "coach", name: "Coach", email: "coach@race.test")
+        let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "Client", email: "client@race.test")
+        let link = try APIClient(port: cluster.port(1)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        let thread = try #require(link.string("thread_id"))
+        Thread.sleep(forTimeInterval: 0.5)
+        let perSide = 150
+        let acked = Mutex<[String: Int]>([:])
+        let refusals = Mutex<[String: Int]>([:])
+        let watchers = [try SpotterSocket(port: cluster.port(0), token: coach.access),
+                        try SpotterSocket(port: cluster.port(1), token: client.access)]
+        let group = DispatchGroup()
+        for (side, token, port) in [("coach", coach.access, cluster.port(0)), ("client", client.access, cluster.port(1))] {
+            let socket = try SpotterSocket(port: port, token: token)
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for n in 1...perSide {
+                    let id = "\(side)-\(n)"
+                    for _ in 0..<50 {
+                        guard let reply = try? socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "\(side) \(n)"]) else { return }
+                        if let seq = (reply["result"] as? [String: Any])?["seq"] as? Int {
+                            acked.withLock { $0[id] = seq }
+                            break
+                        }
+                        refusals.withLock { $0[errorCode(reply) ?? "?", default: 0] += 1 }
+                        Thread.sleep(forTimeInterval: 0.05)
+                    }
+                }
+            }
+        }
+        group.wait()
+        let ackedNow = acked.withLock { $0 }
+        #expect(ackedNow.count == 2 * perSide, "acknowledged \(ackedNow.count) of \(2 * perSide); refusals \(refusals.withLock { $0 })")
+        let messages = try watchers[0].wholeHistory(thread)
+        let seqs = messages.compactMap { $0["seq"] as? Int }.sorted()
+        let ids = messages.compactMap { $0["client_message_id"] as? String }
+        #expect(seqs == Array(1...max(1, seqs.count)).prefix(seqs.count).map { $0 }, "seq gaps: \(seqs.count) messages, last \(seqs.last ?? 0)")
+        #expect(Set(ids).count == ids.count, "a message stored twice")
+        let stored = Dictionary(uniqueKeysWithValues: zip(ids, messages.compactMap { $0["seq"] as? Int }))
+        let moved = ackedNow.filter { stored[$0.key] != $0.value }
+        #expect(moved.isEmpty, "\(moved.count) acknowledged messages lost or moved, e.g. \(moved.prefix(3))")
+        for (name, watcher, other) in [("coach", watchers[0], "client-"), ("client", watchers[1], "coach-")] {
+            let seen = Set(watcher.messages(atLeast: 2 * perSide, timeout: 10).compactMap { message($0)["client_message_id"] as? String })
+            let missing = ackedNow.keys.filter { $0.hasPrefix(other) && !seen.contains($0) }
+            #expect(missing.isEmpty, "\(name)'s device missed \(missing.count) of the other side's messages")
+        }
+        print("both sides on two processes: refusals \(refusals.withLock { $0 })")
+    }
+}

@@ -62,7 +62,9 @@ public final class NATSServer: @unchecked Sendable {
         self.process = nil
         let pid = process.processIdentifier
         kill(pid, SIGTERM)
-        if (try? waitUntil(3) { !process.isRunning }) == nil { kill(pid, SIGKILL) }
-        process.waitUntilExit()
+        if reap(process, timeout: 3) == nil {
+            kill(pid, SIGKILL)
+            reap(process)
+        }
     }
 }

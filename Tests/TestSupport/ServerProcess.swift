@@ -53,8 +53,12 @@ public final class ServerProcess {
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard let status = reap(process, timeout: 30) else {
+            kill(process.processIdentifier, SIGKILL)  // a server that does not stop must not outlive the test
+            reap(process)
+            return -1
+        }
+        return status
     }
 
     public static func freePort() throws -> Int {

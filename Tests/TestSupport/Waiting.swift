@@ -63,3 +63,28 @@ public func waitUntil(_ timeout: TimeInterval, _ what: @autoclosure () -> String
         Thread.sleep(forTimeInterval: 0.01)
     }
 }
+
+/// Waits for a child started with Foundation's `Process` to end and returns its exit status (the signal's number
+/// if a signal ended it), reaping it with waitpid itself: Process sometimes never sees a child end (seen here
+/// with `runuser`, and with `nats-server` while other suites spawned processes: a defunct child and
+/// `waitUntilExit` waiting for ever). Nil if it is still running after `timeout` seconds.
+@discardableResult
+public func reap(_ process: Process, timeout: TimeInterval = 20) -> Int32? {
+    let pid = process.processIdentifier
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        var status: Int32 = 0
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == pid {
+            // WIFEXITED / WEXITSTATUS / WTERMSIG, spelled out: Glibc's macros do not reach Swift.
+            return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+        }
+        if reaped == -1 && errno == ECHILD {
+            // Foundation reaped it first: its status is Process's.
+            if (try? waitUntil(2) { !process.isRunning }) != nil { return process.terminationStatus }
+            return nil
+        }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return nil
+}

@@ -252,7 +252,7 @@ final class MessagingHub {
 
     /// `message.send`: the committed message as JSON, or the original when this is a retry.
     func send(_ request: SendRequest, checkDuplicates: Bool = true, reply: @escaping (Result<String, APIError>) -> Void) {
-        guard !reloading else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
+        guard !reloading else { return reply(.failure(APIError(.unavailable, retryAfterSeconds: 1))) }
         // A client's send counts against the month's messages (`--tiers`): the check and the charge are made
         // in this one step, once the send is known to be new (a retry is never charged).
         // One directory read for both (only when a feature needs the sender's account).
@@ -455,7 +455,7 @@ final class MessagingHub {
 
     func receipt(userID: String, threadID: String, delivered: Int64?, read: Int64?,
                  reply: @escaping (Result<ReceiptResult, APIError>) -> Void) {
-        guard !reloading else { return reply(.failure(APIError(.rateLimited, retryAfterSeconds: 1))) }
+        guard !reloading else { return reply(.failure(APIError(.unavailable, retryAfterSeconds: 1))) }
         let made: (record: ChatRecord?, result: ReceiptResult)
         do {
             made = try state.receipt(userID: userID, threadID: threadID, delivered: delivered, read: read, now: unixNow())

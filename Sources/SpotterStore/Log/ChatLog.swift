@@ -177,7 +177,8 @@ public final class ChatLog: Sendable {
 
     /// Appends records in order; the completion (on the writer thread) gets their positions once committed.
     public func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
-        writer.submit({ [self] db -> [Int64] in try halt.run { try insert(db, records) } },
+        let ticket = halt.ticket()
+        writer.submit({ [self] db -> [Int64] in try halt.run(ticket) { try insert(db, records) } },
                       completion: halt.guarding(completion))
     }
 
