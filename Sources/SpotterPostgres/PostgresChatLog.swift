@@ -379,6 +379,22 @@ public final class PostgresChatLog: ChatStore {
         }
     }
 
+    public func reloadThreads(nos: [Int64]) throws -> ReloadedThreads {
+        try readers.read { connection in
+            try connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? connection.exec("COMMIT") }
+            let numbers = PostgresChatLog.array(nos)
+            let rows = try PostgresChatLog.threads(connection, where: " WHERE t.no = ANY($1::bigint[])", [numbers])
+            let mark = Int64(try connection.exec("SELECT pos FROM logCheckpoint WHERE id = 1").scalar ?? "0") ?? 0
+            let tail = try PostgresChatLog.records(connection.exec(
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND pos > $2 ORDER BY pos",
+                [numbers, String(mark)]))
+            let position = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
+            return ReloadedThreads(threads: rows, names: try PostgresChatLog.names(connection, of: rows), tail: tail,
+                                   position: max(position, mark))
+        }
+    }
+
     static func threads(_ connection: PGConnection, ids: [String]?) throws -> [ThreadRow] {
         guard let ids else { return try threads(connection, where: " ORDER BY t.createdAt, t.no", []) }
         return try threads(connection, where: " WHERE t.id = ANY($1::text[])", [textArray(ids)])

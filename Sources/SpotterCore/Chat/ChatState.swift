@@ -210,6 +210,22 @@ public final class ChatState {
         thread.committedSeq = max(thread.committedSeq, record.seq)
     }
 
+    /// Sets a known thread back to `stored` (its views as the store saved them) with `tail` (its records after
+    /// those views) applied on top: after an append the store refused, what this state had applied ahead of the
+    /// store is forgotten. Its idempotency window is dropped (the next send reads it again).
+    public func reset(to stored: ChatThread, tail: [ChatRecord]) {
+        guard let thread = threadsByNo[stored.no] else { return }
+        thread.restore(lastSeq: stored.lastSeq, lastMessageAt: stored.lastMessageAt, lastPreview: stored.lastPreview,
+                       lastSide: stored.lastSide, lastPos: stored.lastPos,
+                       coach: (stored.deliveredSeq(.coach), stored.readSeq(.coach)),
+                       client: (stored.deliveredSeq(.client), stored.readSeq(.client)))
+        thread.active = stored.active
+        thread.recent = nil
+        warm[thread.no] = nil
+        for record in tail where record.threadNo == thread.no { apply(record) }
+        markDirty(thread)
+    }
+
     /// Marks a thread for the next checkpoint again (its last one did not stick).
     public func markDirty(no: Int64) {
         if let thread = threadsByNo[no] { markDirty(thread) }

@@ -107,20 +107,73 @@ final class MessagingHub {
             // After the commands published their events: the follower hands them on in position order.
             follower?.own(all)
         case .failure(let error):
-            server.logger.critical("log append failed; reloading chat state from the store", metadata: ["error": "\(error)"])
             // Nothing of the batch is durable (or its outcome is unknown: a connection lost during COMMIT); the
-            // client retries with the same ids, which the reloaded state answers if the records did land.
+            // client retries with the same ids, which the recovered state answers if the records did land.
             let apiError = APIError(.unavailable, retryAfterSeconds: 1)
             for pending in batch { pending.done(.failure(apiError)) }
-            reload()
+            failed(records, error)
         }
     }
 
-    /// Rebuilds the state from the store after a failed append: the lost
-    /// records had taken seqs that later records (also refused) followed.
-    private func reload() {
-        guard !reloading else { return }
+    // MARK: - Recovery after a failed append
+
+    /// The threads whose records failed since the recovery began (the failed batch's, and those of the batches
+    /// queued behind it, which fail too: their seqs followed the lost ones).
+    private var recoveryThreads: Set<Int64> = []
+    /// Whether the recovery must rebuild everything rather than set some threads back.
+    private var recoveryNeedsEverything = false
+    private var recoveryStarted = false
+
+    /// An append failed: writes are refused (`reloading`) until the state agrees with the store again. In a
+    /// cluster the usual cause is a seq another process took first, so only the threads of the failed records are
+    /// set back from the store; alone (a full disk, a lost connection), or when sessions or the coaching record
+    /// changed too (their books moved with the records), everything is rebuilt.
+    private func failed(_ records: [ChatRecord], _ error: any Error) {
+        if !reloading {
+            server.logger.error("log append failed; setting the chat state back from the store", metadata: ["error": "\(error)"])
+        }
         reloading = true
+        if follower == nil || records.contains(where: { ![.message, .receipt, .ratingPrompt].contains($0.kind) }) {
+            recoveryNeedsEverything = true
+        }
+        recoveryThreads.formUnion(records.map(\.threadNo))
+        recoverWhenQuiet()
+    }
+
+    /// Starts the recovery once every append handed to the log has come back.
+    private func recoverWhenQuiet() {
+        guard reloading, !recoveryStarted, inFlight == 0 else { return }
+        recoveryStarted = true
+        if recoveryNeedsEverything { reload() } else { resetThreads() }
+    }
+
+    /// Sets the failed records' threads back to what the store holds (cluster mode).
+    private func resetThreads() {
+        let numbers = Array(recoveryThreads)
+        recoveryThreads = []
+        guard let source = follower?.log else { return reload() }
+        server.loop.runBlocking({ Result { try source.reloadThreads(nos: numbers) } }, then: { [self] result in
+            switch result {
+            case .success(let reloaded):
+                for (user, name) in reloaded.names { state.setName(name, for: user) }
+                for row in reloaded.threads {
+                    state.reset(to: row.makeThread(), tail: reloaded.tail)
+                    // Their charges went with the lost records: count again.
+                    quotas.forget(row.clientID)
+                    sentEver[row.clientID] = nil
+                }
+                server.logger.notice("threads set back from the store", metadata: ["threads": "\(reloaded.threads.count)"])
+                finishRecovery(position: reloaded.position)
+            case .failure(let error):
+                recoveryThreads.formUnion(numbers)
+                retryRecovery(error)
+            }
+        })
+    }
+
+    /// Rebuilds the whole state from the store.
+    private func reload() {
+        recoveryThreads = []
         let log = log
         server.loop.runBlocking({ Result { try log.load() } }, then: { [self] result in
             switch result {
@@ -130,24 +183,36 @@ final class MessagingHub {
                 sentEver = [:]
                 resumeFloor = loaded.resumeFloor
                 for reloaded in onReload { reloaded(loaded) }
-                log.resume()
-                reloading = false
-                follower?.rebuilt(at: loaded.position)
+                recoveryNeedsEverything = false
                 server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])
-                // Sends that waited for a window decide again on the new state (every thread is cold in it).
-                let waiting = waitingForWindow
-                waitingForWindow = [:]
-                for list in waiting.values { for work in list { work() } }
+                finishRecovery(position: loaded.position)
             case .failure(let error):
-                server.logger.critical("chat state reload failed; retrying in 1 s", metadata: ["error": "\(error)"])
-                let timer = Timer(loop: server.loop)
-                timer.start(after: 1000, repeat: 0) { [unowned self] in
-                    timer.close()
-                    reloading = false
-                    reload()
-                }
+                retryRecovery(error)
             }
         })
+    }
+
+    private func retryRecovery(_ error: any Error) {
+        server.logger.critical("reading the chat state back failed; retrying in 1 s", metadata: ["error": "\(error)"])
+        let timer = Timer(loop: server.loop)
+        timer.start(after: 1000, repeat: 0) { [unowned self] in
+            timer.close()
+            recoveryStarted = false
+            recoverWhenQuiet()
+        }
+    }
+
+    /// The state agrees with the store as of `position`: appends go on, unless more failed meanwhile.
+    private func finishRecovery(position: Int64) {
+        recoveryStarted = false
+        guard recoveryThreads.isEmpty, !recoveryNeedsEverything else { return recoverWhenQuiet() }
+        log.resume()
+        reloading = false
+        follower?.rebuilt(at: position)
+        // Sends that waited for a window decide again on the recovered state (the reset threads are cold in it).
+        let waiting = waitingForWindow
+        waitingForWindow = [:]
+        for list in waiting.values { for work in list { work() } }
     }
 
     /// The events of `session` records, per participant (`SessionDesk` words them).

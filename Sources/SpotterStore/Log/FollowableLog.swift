@@ -9,6 +9,11 @@ public protocol FollowableLog: AnyObject, Sendable {
     func recordsAfter(_ pos: Int64, through: Int64?, limit: Int) throws -> [ChatRecord]
     /// Threads by number with their participants' names (a thread another process linked). Blocking.
     func threads(nos: [Int64]) throws -> (threads: [ThreadRow], names: [String: String])
+    /// Some threads as the store holds them, read in one snapshot: their saved views, their records after the
+    /// checkpoint's position (to apply on top), their people's names, and the newest position of the log. What a
+    /// process reads to set those threads right after an append the store refused (a seq another process took
+    /// first) instead of rebuilding everything. Blocking.
+    func reloadThreads(nos: [Int64]) throws -> ReloadedThreads
     /// A checkpoint that claims no position above `through`: the views are this process's, which include every
     /// record up to what it has followed, and may not include another process's records above it.
     func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
@@ -22,4 +27,21 @@ public protocol TimerLease: AnyObject, Sendable {
     func hold() -> Bool
     /// Gives the lease up (at shutdown).
     func release()
+}
+
+/// Threads read again from the store (`FollowableLog.reloadThreads`).
+public struct ReloadedThreads: Sendable {
+    public let threads: [ThreadRow]
+    public let names: [String: String]
+    /// The threads' records after the checkpoint's position, in log order.
+    public let tail: [ChatRecord]
+    /// The newest position of the log in the snapshot.
+    public let position: Int64
+
+    public init(threads: [ThreadRow], names: [String: String], tail: [ChatRecord], position: Int64) {
+        self.threads = threads
+        self.names = names
+        self.tail = tail
+        self.position = position
+    }
 }
