@@ -247,3 +247,21 @@ struct ChatStateTests {
         #expect(ChatState.preview(kind: .text, body: String(repeating: "ب", count: 300)).count == MessageRules.maxPreviewCharacters)
     }
 }
+
+extension ChatStateTests {
+    /// A checkpoint saves the last committed seq, not one given to a send still in flight: that send may be lost
+    /// (a conflict, a full disk), and a view claiming its seq would make the next send after a rebuild skip one.
+    @Test func aCheckpointSavesOnlyCommittedSeqs() throws {
+        let state = makeState()
+        var pos: Int64 = 0
+        _ = try send(state, "a", "m1", "one", pos: &pos)
+        _ = state.takeDirty()
+        guard case .append(let inFlight) = try state.send(sender: "a", threadID: "t1", clientMessageID: "m2", kind: .text,
+                                                           body: "two", now: 0) else { Issue.record("not sent"); return }
+        #expect(state.takeDirty().first { $0.no == 1 }?.lastSeq == 1, "a seq in flight was saved")
+        var done = inFlight
+        done.pos = pos + 1
+        state.committed(done)
+        #expect(state.takeDirty().first { $0.no == 1 }?.lastSeq == 2, "the commit must mark the thread for the next checkpoint")
+    }
+}

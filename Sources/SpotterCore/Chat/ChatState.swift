@@ -207,7 +207,10 @@ public final class ChatState {
     public func committed(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         thread.lastPos = max(thread.lastPos, record.pos)
-        thread.committedSeq = max(thread.committedSeq, record.seq)
+        if record.seq > thread.committedSeq {
+            thread.committedSeq = record.seq
+            markDirty(thread)  // the checkpoint saves the committed seq, which only moves now
+        }
     }
 
     /// Sets a known thread back to `stored` (its views as the store saved them) with `tail` (its records after
@@ -273,14 +276,16 @@ public final class ChatState {
     // MARK: - Checkpoints
 
     /// What changed since the last call: the threads whose views the store
-    /// must save. Clears the list.
+    /// must save. Clears the list. The last seq saved is the last *committed* one: a seq given to a send whose
+    /// append is still in flight may be lost with it (a conflict, a full disk), and a saved view that claimed it
+    /// would make the next send after a rebuild or a restart skip a seq.
     public func takeDirty() -> [ThreadSnapshot] {
         let taken = dirty
         dirty = []
         return taken.map { thread in
             thread.dirty = false
             return ThreadSnapshot(
-                no: thread.no, lastSeq: thread.lastSeq, lastMessageAt: thread.lastMessageAt, lastPreview: thread.lastPreview,
+                no: thread.no, lastSeq: thread.committedSeq, lastMessageAt: thread.lastMessageAt, lastPreview: thread.lastPreview,
                 lastSide: thread.lastSide, coachDelivered: thread.deliveredSeq(.coach), coachRead: thread.readSeq(.coach),
                 clientDelivered: thread.deliveredSeq(.client), clientRead: thread.readSeq(.client))
         }
