@@ -35,10 +35,17 @@ pg_throwaway_stop() {
 # CPU seconds (user + system) of the cluster's processes so far: the postmaster's children that live,
 # read from /proc (backends of connections still open, WAL writer, checkpointer).
 pg_throwaway_cpu() {
-    local master ticks total=0 pid
+    local master
     master=$(head -1 "$PG_WORK/pg/postmaster.pid")
+    proc_cpu_seconds "$master" $(pgrep -P "$master")
+}
+
+# proc_cpu_seconds PID...: CPU seconds (user + system) the processes used so far, summed, from /proc
+# (one that has exited counts 0). Also run-load.sh's for nats-server.
+proc_cpu_seconds() {
+    local ticks total=0 pid
     ticks=$(getconf CLK_TCK)
-    for pid in "$master" $(pgrep -P "$master"); do
+    for pid in "$@"; do
         total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
     done
     echo "scale=2; $total / $ticks" | bc

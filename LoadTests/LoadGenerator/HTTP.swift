@@ -66,9 +66,9 @@ enum SetupHTTP {
     }
 }
 
-/// Accounts for a run, from `POST /v1/admin/provision`.
-struct Provisioned {
-    struct Account {
+/// Accounts for a run, from `POST /v1/admin/provision` (or a file `--provision-to` wrote).
+struct Provisioned: Codable {
+    struct Account: Codable {
         var id: String
         var token: String
         var threadID: String?  // clients: their thread with their coach
@@ -76,6 +76,13 @@ struct Provisioned {
     }
     var coaches: [Account] = []
     var clients: [Account] = []
+
+    func write(to path: String) throws { try writeFile(path, Array(try JSONEncoder().encode(self))) }
+
+    static func read(from path: String) throws -> Provisioned {
+        guard let text = readSmallFile(path) else { throw LoadError("cannot read \(path)") }
+        return try JSONDecoder().decode(Provisioned.self, from: Data(text.utf8))
+    }
 }
 
 enum Setup {

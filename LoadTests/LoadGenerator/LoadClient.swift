@@ -25,6 +25,8 @@ final class LoadClient {
     let isCoach: Bool
     let userID: String
     let token: String
+    /// Index of its server in `config.ports`.
+    let server: Int
     unowned let runner: Runner
     private(set) var state: State = .idle
     private(set) var startedAtMs: UInt64 = 0
@@ -64,11 +66,12 @@ final class LoadClient {
     private(set) var pongsSent = 0
     static let padding = Array("-spotter-load-chat-message".utf8)
 
-    init(index: Int, isCoach: Bool, userID: String, token: String, runner: Runner) {
+    init(index: Int, isCoach: Bool, userID: String, token: String, server: Int, runner: Runner) {
         self.index = index
         self.isCoach = isCoach
         self.userID = userID
         self.token = token
+        self.server = server
         self.runner = runner
         session = WebSocketSession(role: .client, maxMessageBytes: 1 << 22, maskSeed: UInt64(index + 1) &* 0x9E37_79B9_7F4A_7C15)
     }
@@ -108,7 +111,7 @@ final class LoadClient {
         tcp.onClose = { [unowned self, weak tcp] in didClose(tcp) }
         let resumeFrom = lastCursor >= 0 ? "&cursor=\(lastCursor)" : ""
         let request = "GET /v1/ws?access_token=\(token)\(resumeFrom) HTTP/1.1\r\n"
-            + "Host: \(runner.config.hostHeader)\r\n"
+            + "Host: \(runner.config.hostHeader(server: server))\r\n"
             + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: spotter.v1\r\n\r\n"
         tcp.send(Array(request.utf8))

@@ -80,11 +80,14 @@ struct ErrorSummary: Codable {
     var reasons: [String: Int]
 }
 
+/// RSS figures are summed over `pids` (one process unless --server-pids named several).
 struct ServerSummary: Codable {
-    var pid: Int32
+    var pids: [Int32]
     var rssBeforeConnectBytes: Int?
     var rssAfterConnectBytes: Int?
     var rssEndBytes: Int?
+    /// Each process's RSS at the end, in the order of `pids`.
+    var rssEndBytesPerProcess: [Int]?
     var rssGrowthPerSocketBytes: Int?
 }
 
@@ -195,7 +198,11 @@ struct ScenarioResult: Codable {
         }
         if let s = server {
             func mib(_ b: Int?) -> String { b.map { fixed(Double($0) / 1_048_576, 1) + " MiB" } ?? "n/a" }
-            row("server RSS", "before \(mib(s.rssBeforeConnectBytes)), after connect \(mib(s.rssAfterConnectBytes)), end \(mib(s.rssEndBytes)); growth \(s.rssGrowthPerSocketBytes.map { "\($0) B" } ?? "n/a") per socket")
+            let processes = s.pids.count > 1 ? " (\(s.pids.count) processes summed)" : ""
+            row("server RSS\(processes)", "before \(mib(s.rssBeforeConnectBytes)), after connect \(mib(s.rssAfterConnectBytes)), end \(mib(s.rssEndBytes)); growth \(s.rssGrowthPerSocketBytes.map { "\($0) B" } ?? "n/a") per socket")
+            if s.pids.count > 1, let each = s.rssEndBytesPerProcess {
+                row("RSS per process at the end", zip(s.pids, each).map { "\($0.0): \(mib($0.1))" }.joined(separator: ", "))
+            }
         }
         if let d = idle {
             row("idle hold", "\(fixed(d.holdSeconds, 0)) s, \(d.pongsSent) keepalive pings answered, \(d.socketsOpenAtEnd) sockets open at the end")

@@ -15,9 +15,11 @@ final class Runner {
     let config: LoadConfig
     let accounts: Provisioned
     let loop = Loop()
-    private let target: SocketAddress
+    /// One address per `config.ports`; a socket connects to its `server`'s.
+    private let targets: [SocketAddress]
     private let sources: [SocketAddress]
-    let probe: ProcessProbe?
+    /// The server processes, sampled as one (nil without --server-pid(s)).
+    let probe: ProcessGroupProbe?
     private(set) var clients: [LoadClient] = []
     private var actionBuffer: [WebSocketSession.Action] = []
     private var ticker: Timer?
@@ -109,34 +111,37 @@ final class Runner {
         self.config = config
         self.accounts = accounts
         self.result = result
-        target = try SocketAddress(host: config.host, port: config.port)
+        targets = try config.ports.map { try SocketAddress(host: config.host, port: $0) }
         sources = config.sourceAddresses > 1
             ? try (0..<config.sourceAddresses).map { try SocketAddress(host: "127.0.0.\(1 + $0)", port: 0) }
             : []
-        probe = config.serverPID.map { ProcessProbe(pid: $0) }
+        probe = config.serverPIDs.isEmpty ? nil : ProcessGroupProbe(pids: config.serverPIDs)
         buildClients()
     }
 
     /// Sockets in the order coach0, client0(of coach0), ..., so that a
     /// round robin over them alternates coaches and clients in chat.
+    /// Coach i's socket goes to server `coachServer(i)`, its clients' to
+    /// `clientServer(i)` (the same one unless --ports names several).
     private func buildClients() {
         var coachSocket: [Int] = []
-        func add(_ account: Provisioned.Account, coach: Bool) -> Int {
-            let client = LoadClient(index: clients.count, isCoach: coach, userID: account.id, token: account.token, runner: self)
+        func add(_ account: Provisioned.Account, coach: Bool, server: Int) -> Int {
+            let client = LoadClient(
+                index: clients.count, isCoach: coach, userID: account.id, token: account.token, server: server, runner: self)
             clients.append(client)
             return client.index
         }
         if accounts.clients.count == accounts.coaches.count {
             // Chat: coach i, then their one client, so a round robin alternates roles.
             for (i, coach) in accounts.coaches.enumerated() {
-                coachSocket.append(add(coach, coach: true))
-                let clientSocket = add(accounts.clients[i], coach: false)
+                coachSocket.append(add(coach, coach: true, server: config.coachServer(i)))
+                let clientSocket = add(accounts.clients[i], coach: false, server: config.clientServer(i))
                 addThread(accounts.clients[i], coachSocket: coachSocket, clientSocket: clientSocket)
             }
         } else {
-            for coach in accounts.coaches { coachSocket.append(add(coach, coach: true)) }
+            for (i, coach) in accounts.coaches.enumerated() { coachSocket.append(add(coach, coach: true, server: config.coachServer(i))) }
             for account in accounts.clients {
-                let clientSocket = add(account, coach: false)
+                let clientSocket = add(account, coach: false, server: config.clientServer(account.coachIndex ?? 0))
                 addThread(account, coachSocket: coachSocket, clientSocket: clientSocket)
             }
         }
@@ -231,7 +236,7 @@ final class Runner {
             pendingConnects += 1
             if firstConnectAt == 0 { firstConnectAt = now }
             let source = sources.isEmpty ? nil : sources[index % sources.count]
-            clients[index].connect(to: target, from: source)
+            clients[index].connect(to: targets[clients[index].server], from: source)
         }
     }
 

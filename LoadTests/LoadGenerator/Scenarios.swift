@@ -6,7 +6,7 @@ extension Runner {
     private var everyone: [(Int, UInt64)] { clients.indices.map { ($0, 0) } }
 
     func connectEveryone(_ then: @escaping () -> Void) {
-        result.server = config.serverPID.map { ServerSummary(pid: $0, rssBeforeConnectBytes: probe?.residentBytes()) }
+        result.server = probe.map { ServerSummary(pids: $0.pids, rssBeforeConnectBytes: $0.residentBytes()) }
         progress("connecting \(clients.count) sockets")
         connect(everyone) { [unowned self] in
             let summary = connectSummary(requested: clients.count)
@@ -22,8 +22,15 @@ extension Runner {
     func closeOut() {
         result.integrity = integrity()
         result.errors = errorSummary()
-        result.server?.rssEndBytes = probe?.residentBytes()
+        noteEndRSS()
         finish()
+    }
+
+    /// The servers' RSS now, summed and per process, as the end figures.
+    private func noteEndRSS() {
+        let each = probe?.residentBytesEach()
+        result.server?.rssEndBytesPerProcess = each
+        result.server?.rssEndBytes = each?.reduce(0, +)
     }
 
     // MARK: - chat
@@ -31,7 +38,7 @@ extension Runner {
     func runChat() {
         connectEveryone { [unowned self] in
             progress("chat: \(fixed(config.rate, 0)) msgs/s, \(fixed(config.warmup, 0)) s warm-up + \(fixed(config.duration, 0)) s measured")
-            startSending(rate: config.rate, senders: Array(clients.indices))
+            startSending(rate: config.rate, senders: chatSenders())
             let sendStart = monotonicNanos()
             after(config.warmup) { [unowned self] in
                 beginWindow()
@@ -49,6 +56,15 @@ extension Runner {
         }
     }
 
+    /// The sockets in the pacer's order (`--sender-order`); pair i is sockets 2i (coach) and 2i + 1 (client).
+    private func chatSenders() -> [Int] {
+        let pairs = clients.count / 2
+        switch config.senderOrder {
+        case .adjacent: return Array(clients.indices)
+        case .spread: return (0..<pairs).flatMap { [2 * $0, 2 * (($0 + pairs / 2) % pairs) + 1] }
+        }
+    }
+
     // MARK: - idle
 
     func runIdle() {
@@ -59,9 +75,9 @@ extension Runner {
             after(config.hold) { [unowned self] in
                 result.idleServerCPUSeconds = probe?.cpuSeconds().flatMap { end in cpuStart.map { end - $0 } }
                 result.idleGeneratorCPUSeconds = ownCPUSeconds() - ownStart
-                let end = probe?.residentBytes()
-                result.server?.rssEndBytes = end
-                if let before = result.server?.rssBeforeConnectBytes, let end, let opened = result.connect?.opened, opened > 0 {
+                noteEndRSS()
+                if let before = result.server?.rssBeforeConnectBytes, let end = result.server?.rssEndBytes,
+                   let opened = result.connect?.opened, opened > 0 {
                     result.server?.rssGrowthPerSocketBytes = (end - before) / opened
                 }
                 result.idle = IdleSummary(

@@ -28,14 +28,27 @@ struct SpotterLoad: ParsableCommand {
 
     @Option(help: ArgumentHelp("Server address (numeric IPv4).", valueName: "address"))
     var urlHost = "127.0.0.1"
-    @Option(help: "Server port.")
+    @Option(help: "Server port (provisioning, and the sockets unless --ports).")
     var port: Int
+    @Option(help: ArgumentHelp(
+        "Servers of one cluster to spread the sockets over: the coach of pair (or coach) i on ports[i % n], its clients on ports[(i + 1) % n], so with n > 1 every message crosses processes. Provisioning stays on --port.",
+        valueName: "port,port,…"))
+    var ports: CommaList<Int>?
     @Option(help: ArgumentHelp("Server process to sample (RSS, CPU from /proc).", valueName: "pid"))
     var serverPid: Int32?
+    @Option(name: [.customLong("server-pids"), .customLong("pids")],
+            help: ArgumentHelp("Several server processes to sample as one (CPU and RSS summed; RSS per process too).", valueName: "pid,pid,…"))
+    var serverPids: CommaList<Int32>?
     @Option(help: "Admin account used for provisioning.")
     var adminEmail: String
     @Option(help: "Its password (or set SPOTTER_LOAD_ADMIN_PASSWORD).")
     var adminPassword: String?
+    @Option(help: ArgumentHelp(
+        "Provision the scenario's accounts, write them (ids, tokens, threads) here and stop: for servers started after provisioning, as a cluster's other processes, which read provisioned threads from the store only at start.",
+        valueName: "path"))
+    var provisionTo: String?
+    @Option(help: ArgumentHelp("Use the accounts --provision-to wrote (same scenario and counts) instead of provisioning.", valueName: "path"))
+    var accountsFile: String?
 
     @Option(help: "chat, reconnect, ceiling: coach–client pairs (two sockets each).")
     var pairs = 5000
@@ -79,6 +92,8 @@ struct SpotterLoad: ParsableCommand {
     var connectTimeout: Double = 15
     @Option(help: "A socket with this many unanswered sends is skipped by the pacer (counted).")
     var maxPendingPerSocket = 50
+    @Option(help: "chat: the pacer's round robin. adjacent: coach i, then its client (a thread's two sends 1/rate apart); spread: coach i, then the client of pair i + pairs/2 (half a round apart, as a reply a while later).")
+    var senderOrder: SenderOrder = .adjacent
     @Option(help: ArgumentHelp("Hard bound on the whole run after setup.", valueName: "seconds"))
     var maxRunSeconds: Double = 600
     @Option(help: ArgumentHelp("Write the result as JSON here.", valueName: "path"))
@@ -87,7 +102,7 @@ struct SpotterLoad: ParsableCommand {
     var markdown: String?
 
     func validate() throws {
-        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1...65535") }
+        guard ([port] + (ports?.values ?? [])).allSatisfy({ (1...65535).contains($0) }) else { throw ValidationError("ports must be 1...65535") }
         guard pairs >= 1, sockets >= 2, (coaches ?? 1) >= 1, (clientsPerCoach ?? 1) >= 1 else { throw ValidationError("counts must be positive") }
         guard (1...254).contains(sourceAddresses) else { throw ValidationError("--source-addresses must be 1...254") }
         guard duration > 0, hold >= 0, warmup >= 0, grace >= 0, jitter >= 0 else { throw ValidationError("times must not be negative") }
@@ -113,33 +128,46 @@ struct SpotterLoad: ParsableCommand {
         }
         let defaultRate = scenario == .fanin || scenario == .sessions ? 1000.0 : scenario == .ceiling ? 500.0 : 10000.0
         let config = LoadConfig(
-            scenario: scenario.rawValue, host: urlHost, port: port, serverPID: serverPid, sockets: socketCount,
+            scenario: scenario.rawValue, host: urlHost, port: port, ports: ports?.values ?? [port],
+            serverPIDs: (serverPid.map { [$0] } ?? []) + (serverPids?.values ?? []), sockets: socketCount,
             coaches: plan.coaches, clientsPerCoach: plan.perCoach, rate: rate ?? defaultRate, duration: duration,
             warmup: warmup, hold: hold, grace: grace, jitter: jitter, coachCommandsPerSecond: coachCommandsPerSecond,
             ceilingStep: ceilingStep, ceilingFactor: ceilingFactor, ceilingMax: ceilingMax, ceilingP99Micros: UInt64(ceilingP99Ms * 1000),
             stepWarmup: stepWarmup, sourceAddresses: sourceAddresses, maxPendingConnects: maxPendingConnects,
-            connectTimeout: connectTimeout, maxPendingPerSocket: maxPendingPerSocket, maxRunSeconds: maxRunSeconds)
+            connectTimeout: connectTimeout, maxPendingPerSocket: maxPendingPerSocket, senderOrder: senderOrder, maxRunSeconds: maxRunSeconds)
         let perSocketRate = scenario == .fanin ? config.rate / Double(max(1, plan.coaches * plan.perCoach)) : config.rate / Double(socketCount)
         if perSocketRate > 25 || (scenario == .ceiling && config.ceilingMax / Double(socketCount) > 25) {
             throw ValidationError("that is more than 25 sends/s per socket; the server allows 30 (use more pairs)")
         }
-        if let pid = serverPid, ProcessProbe(pid: pid).residentBytes() == nil {
-            throw ValidationError("cannot read /proc/\(pid)/status: is --server-pid right?")
+        for pid in config.serverPIDs where ProcessProbe(pid: pid).residentBytes() == nil {
+            throw ValidationError("cannot read /proc/\(pid)/status: are --server-pid and --server-pids right?")
         }
 
         let startedAt = utcTimestamp()
         let load = loadAverage()
         let setupStart = monotonicNanos()
-        progress("\(scenario.rawValue): signing in as \(adminEmail), provisioning \(plan.coaches) coaches × \(plan.perCoach) clients")
-        let adminToken = try Setup.signIn(host: urlHost, port: port, email: adminEmail, password: password)
-        let accounts = try Setup.provision(
-            host: urlHost, port: port, adminToken: adminToken, coaches: plan.coaches, clientsPerCoach: plan.perCoach,
-            password: "load-" + String(UInt64.random(in: 0...UInt64.max), radix: 36))
+        let accounts: Provisioned
+        if let accountsFile {
+            accounts = try Provisioned.read(from: accountsFile)
+            guard accounts.coaches.count == plan.coaches, accounts.clients.count == plan.coaches * plan.perCoach else {
+                throw ValidationError("\(accountsFile) holds \(accounts.coaches.count) coaches and \(accounts.clients.count) clients, not this run's")
+            }
+        } else {
+            progress("\(scenario.rawValue): signing in as \(adminEmail), provisioning \(plan.coaches) coaches × \(plan.perCoach) clients")
+            let adminToken = try Setup.signIn(host: urlHost, port: port, email: adminEmail, password: password)
+            accounts = try Setup.provision(
+                host: urlHost, port: port, adminToken: adminToken, coaches: plan.coaches, clientsPerCoach: plan.perCoach,
+                password: "load-" + String(UInt64.random(in: 0...UInt64.max), radix: 36))
+        }
+        if let provisionTo {
+            try accounts.write(to: provisionTo)
+            return progress("provisioned \(accounts.coaches.count + accounts.clients.count) accounts into \(provisionTo)")
+        }
         var result = ScenarioResult(
             scenario: scenario.rawValue, startedAt: startedAt, loadAverageBefore: load,
             commandLine: CommandLine.arguments.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "), config: config)
         result.setupSeconds = seconds(setupStart, monotonicNanos())
-        progress("provisioned \(accounts.coaches.count + accounts.clients.count) accounts in \(fixed(result.setupSeconds, 1)) s")
+        progress("\(accountsFile == nil ? "provisioned" : "read") \(accounts.coaches.count + accounts.clients.count) accounts in \(fixed(result.setupSeconds, 1)) s")
 
         let runner = try Runner(config: config, accounts: accounts, result: result)
         runner.run { [unowned runner] in
@@ -168,7 +196,10 @@ struct LoadConfig: Codable {
     var scenario: String
     var host: String
     var port: Int
-    var serverPID: Int32?
+    /// The sockets' servers (`--ports`; just `port` without it).
+    var ports: [Int]
+    /// `--server-pid` and `--server-pids`: sampled as one.
+    var serverPIDs: [Int32]
     var sockets: Int
     var coaches: Int
     var clientsPerCoach: Int
@@ -188,9 +219,27 @@ struct LoadConfig: Codable {
     var maxPendingConnects: Int
     var connectTimeout: Double
     var maxPendingPerSocket: Int
+    var senderOrder: SenderOrder
     var maxRunSeconds: Double
 
-    var hostHeader: String { "\(host):\(port)" }
+    func hostHeader(server: Int) -> String { "\(host):\(ports[server])" }
+
+    /// The server (index into `ports`) of socket group `i`'s coach; its clients are on the next one.
+    func coachServer(_ i: Int) -> Int { i % ports.count }
+    func clientServer(_ i: Int) -> Int { (i + 1) % ports.count }
+}
+
+enum SenderOrder: String, ExpressibleByArgument, Codable { case adjacent, spread }
+
+/// An option's comma-separated values (`--ports 8081,8082,8083`).
+struct CommaList<Element: LosslessStringConvertible>: ExpressibleByArgument {
+    var values: [Element]
+
+    init?(argument: String) {
+        let parsed = argument.split(separator: ",").map { Element(String($0)) }
+        guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil }) else { return nil }
+        values = parsed.map { $0! }
+    }
 }
 
 SpotterLoad.main()

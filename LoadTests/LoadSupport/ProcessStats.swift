@@ -71,6 +71,26 @@ public struct ProcessProbe {
     }
 }
 
+/// Several processes read as one (the servers of a cluster): CPU and RSS summed, nil if any cannot be read.
+public struct ProcessGroupProbe {
+    public let members: [ProcessProbe]
+    public init(pids: [Int32]) { members = pids.map { ProcessProbe(pid: $0) } }
+
+    public var pids: [Int32] { members.map(\.pid) }
+
+    /// Each member's resident set size in bytes, in the order of `pids`.
+    public func residentBytesEach() -> [Int]? { all { $0.residentBytes() } }
+
+    public func residentBytes() -> Int? { residentBytesEach()?.reduce(0, +) }
+
+    public func cpuSeconds() -> Double? { all { $0.cpuSeconds() }?.reduce(0, +) }
+
+    private func all<T>(_ read: (ProcessProbe) -> T?) -> [T]? {
+        let values = members.compactMap(read)
+        return values.count == members.count ? values : nil
+    }
+}
+
 /// CPU seconds (user + system) used by this process so far.
 public func ownCPUSeconds() -> Double {
     var usage = rusage()
