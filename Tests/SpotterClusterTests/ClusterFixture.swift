@@ -13,14 +13,17 @@ final class ClusterFixture {
     private(set) var processes: [ServerProcess?] = []
     /// Each process's log file (the newest start's).
     private(set) var logs: [Int: String] = [:]
+    private let ownsPostgres: Bool
     var keep = ProcessInfo.processInfo.environment["SPOTTER_KEEP_CLUSTER"] != nil
 
     /// Extra `serve` options of every process.
     let options: [String]
 
-    init(processes count: Int, options: [String] = []) throws {
+    /// - Parameter ownPostgres: a PostgreSQL of the test's own (one it may stop) instead of the suite's shared one.
+    init(processes count: Int, options: [String] = [], ownPostgres: Bool = false) throws {
         self.options = options
-        postgres = try PostgresCluster.shared()
+        postgres = ownPostgres ? try PostgresCluster.start() : try PostgresCluster.shared()
+        ownsPostgres = ownPostgres
         nats = try NATSServer()
         store = try postgres.makeDatabase()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-cluster-\(UUID().uuidString)").path
@@ -59,6 +62,7 @@ final class ClusterFixture {
         for process in processes.compactMap({ $0 }) { _ = process.stop() }
         processes = []
         nats.stop()
+        if ownsPostgres { postgres.stop() }
         if keep {
             print("cluster logs kept in \(directory)")
         } else {

@@ -367,3 +367,52 @@ extension ClusterTests {
         print("both sides on two processes: refusals \(refusals.withLock { $0 })")
     }
 }
+
+extension ClusterTests {
+    /// PostgreSQL stops as a crash would under a cluster in the middle of a chat: every process refuses writes as
+    /// `unavailable` and acknowledges nothing; once it is back, the processes (not restarted) take writes again, a
+    /// retry with the same id lands once, and the other process's sockets get it.
+    @Test func aPostgreSQLOutageIsRefusedEverywhereAndEveryProcessRecovers() throws {
+        let cluster = try ClusterFixture(processes: 2, ownPostgres: true)
+        defer { cluster.stop() }
+        let coach = try APIClient(port: cluster.port(0)).signUp(role: "coach", name: "Coach", email: "coach@outage.test")
+        let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "Client", email: "client@outage.test")
+        let link = try APIClient(port: cluster.port(1)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        let thread = try #require(link.string("thread_id"))
+        Thread.sleep(forTimeInterval: 0.5)
+        let coachA = try SpotterSocket(port: cluster.port(0), token: coach.access)
+        let clientB = try SpotterSocket(port: cluster.port(1), token: client.access)
+        #expect(try clientB.result("message.send", ["thread_id": thread, "client_message_id": "m1", "text": "one"])["seq"] as? Int == 1)
+        _ = try coachA.awaitEvent("message", "coachA")
+
+        try cluster.postgres.stopServer(immediate: true)
+        for (name, socket, id) in [("client on B", clientB, "m2"), ("coach on A", coachA, "c1")] {
+            do {
+                let reply = try socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "during"])
+                #expect(errorCode(reply) == "unavailable", "\(name): \(reply)")
+            } catch {
+                Issue.record("\(name): no reply to a send during the outage (\(error))")
+            }
+        }
+
+        try cluster.postgres.startServer()
+        // Each process takes writes again by itself; the retries (same ids) land once each.
+        var seqs: [String: Int] = [:]
+        let deadline = Date().addingTimeInterval(30)
+        while seqs.count < 2 && Date() < deadline {
+            for (socket, id) in [(clientB, "m2"), (coachA, "c1")] where seqs[id] == nil {
+                let reply = try socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "during"])
+                if let seq = (reply["result"] as? [String: Any])?["seq"] as? Int { seqs[id] = seq }
+            }
+            if seqs.count < 2 { Thread.sleep(forTimeInterval: 0.3) }
+        }
+        #expect(Set(seqs.values) == [2, 3], "after the outage: \(seqs)")
+        let history = try coachA.wholeHistory(thread).compactMap { $0["seq"] as? Int }
+        #expect(history == [3, 2, 1], "history: \(history)")
+        // Across processes: the client's message reaches the coach on A, the coach's the client on B.
+        let atCoach = coachA.messages(atLeast: 2, timeout: 10).compactMap { message($0)["client_message_id"] as? String }
+        #expect(atCoach.contains("m2"), "the coach on A: \(atCoach)")
+        let atClient = clientB.messages(atLeast: 2, timeout: 10).compactMap { message($0)["client_message_id"] as? String }
+        #expect(atClient.contains("c1"), "the client on B: \(atClient)")
+    }
+}

@@ -41,7 +41,8 @@ final class MessagingHub {
         return nil
     }
     /// Sends waiting for their thread's idempotency window, by thread id.
-    private var waitingForWindow: [String: [() -> Void]] = [:]
+    /// Each is called with nil to go on, or with the refusal when the window could not be read.
+    private var waitingForWindow: [String: [(APIError?) -> Void]] = [:]
     /// After a failed append: the state is being rebuilt from the store, and writes are refused.
     private(set) var reloading = false
     /// Called with what the store holds once the state was rebuilt (the sessions and the coaching record reload
@@ -212,7 +213,7 @@ final class MessagingHub {
         // Sends that waited for a window decide again on the recovered state (the reset threads are cold in it).
         let waiting = waitingForWindow
         waitingForWindow = [:]
-        for list in waiting.values { for work in list { work() } }
+        for list in waiting.values { for work in list { work(nil) } }
     }
 
     /// The events of `session` records, per participant (`SessionDesk` words them).
@@ -369,7 +370,10 @@ final class MessagingHub {
         case .candidate(let seq):
             retry(request, originalSeq: seq, reply: reply)
         case .needsWindow:
-            loadWindow(request.threadID) { [self] in send(request, checkDuplicates: checkDuplicates, reply: reply) }
+            loadWindow(request.threadID) { [self] refusal in
+                if let refusal { return reply(.failure(refusal)) }
+                send(request, checkDuplicates: checkDuplicates, reply: reply)
+            }
         }
     }
 
@@ -396,8 +400,8 @@ final class MessagingHub {
     }
 
     /// Loads a cold thread's idempotency window, then runs what waited for it, in order.
-    private func loadWindow(_ threadID: String, then work: @escaping () -> Void) {
-        guard let thread = state.thread(id: threadID) else { return work() }
+    private func loadWindow(_ threadID: String, then work: @escaping (APIError?) -> Void) {
+        guard let thread = state.thread(id: threadID) else { return work(nil) }
         if waitingForWindow[threadID] != nil {
             waitingForWindow[threadID]!.append(work)
             return
@@ -410,10 +414,11 @@ final class MessagingHub {
             case .success(let keys):
                 state.installWindow(threadID: threadID, keys.map { ($0.side, $0.clientMessageID, $0.seq) },
                                     nowMilliseconds: server.loop.nowMilliseconds)
-                for work in waiting { work() }
+                for work in waiting { work(nil) }
             case .failure(let error):
+                // Refused, not retried at once: with the store out of reach that would spin without answering.
                 server.logger.error("could not load a thread's recent sends", metadata: ["error": "\(error)"])
-                for work in waiting { work() }  // still cold: each asks again
+                for work in waiting { work(APIError(.unavailable, retryAfterSeconds: 1)) }
             }
         })
     }
