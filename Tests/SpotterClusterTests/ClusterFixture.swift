@@ -52,6 +52,18 @@ final class ClusterFixture {
         }
     }
 
+    /// A coach signed up on process `coachOn` and a client on `clientOn` who picks them there; waits until every
+    /// process has followed the link.
+    func linkedPair(_ tag: String, coachOn: Int = 0, clientOn: Int = 1) throws
+        -> (coach: (access: String, refresh: String, id: String), client: (access: String, refresh: String, id: String), thread: String) {
+        let coach = try APIClient(port: port(coachOn)).signUp(role: "coach", name: "Coach", email: "coach@\(tag).test")
+        let client = try APIClient(port: port(clientOn)).signUp(role: "client", name: "Client", email: "client@\(tag).test")
+        let link = try APIClient(port: port(clientOn)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+        guard let thread = link.string("thread_id") else { throw BlockingSocket.Failure(description: "no link: \(link.json)") }
+        Thread.sleep(forTimeInterval: 0.5)
+        return (coach, client, thread)
+    }
+
     /// kill -9 of process `index`, as a machine dying would.
     func kill9(_ index: Int) {
         _ = processes[index]?.stop(signal: SIGKILL)

@@ -255,11 +255,7 @@ struct ClusterTests {
     @Test func aNATSRestartLosesNothing() throws {
         let cluster = try ClusterFixture(processes: 2)
         defer { cluster.stop() }
-        let coach = try APIClient(port: cluster.port(0)).signUp(role: "coach", name: "Coach", email: "coach@nats.test")
-        let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "Client", email: "client@nats.test")
-        let link = try APIClient(port: cluster.port(1)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-        let thread = try #require(link.string("thread_id"))
-        Thread.sleep(forTimeInterval: 0.5)
+        let (coach, client, thread) = try cluster.linkedPair("nats")
         let coachA = try SpotterSocket(port: cluster.port(0), token: coach.access)
         let clientB = try SpotterSocket(port: cluster.port(1), token: client.access)
 
@@ -318,11 +314,7 @@ extension ClusterTests {
     @Test func bothSidesOfAThreadWritingOnTwoProcessesAtOnce() throws {
         let cluster = try ClusterFixture(processes: 2)
         defer { cluster.stop() }
-        let coach = try APIClient(port: cluster.port(0)).signUp(role: "coach", name: "Coach", email: "coach@race.test")
-        let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "Client", email: "client@race.test")
-        let link = try APIClient(port: cluster.port(1)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-        let thread = try #require(link.string("thread_id"))
-        Thread.sleep(forTimeInterval: 0.5)
+        let (coach, client, thread) = try cluster.linkedPair("race")
         let perSide = 150
         let acked = Mutex<[String: Int]>([:])
         let refusals = Mutex<[String: Int]>([:])
@@ -375,11 +367,7 @@ extension ClusterTests {
     @Test func aPostgreSQLOutageIsRefusedEverywhereAndEveryProcessRecovers() throws {
         let cluster = try ClusterFixture(processes: 2, ownPostgres: true)
         defer { cluster.stop() }
-        let coach = try APIClient(port: cluster.port(0)).signUp(role: "coach", name: "Coach", email: "coach@outage.test")
-        let client = try APIClient(port: cluster.port(1)).signUp(role: "client", name: "Client", email: "client@outage.test")
-        let link = try APIClient(port: cluster.port(1)).call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-        let thread = try #require(link.string("thread_id"))
-        Thread.sleep(forTimeInterval: 0.5)
+        let (coach, client, thread) = try cluster.linkedPair("outage")
         let coachA = try SpotterSocket(port: cluster.port(0), token: coach.access)
         let clientB = try SpotterSocket(port: cluster.port(1), token: client.access)
         #expect(try clientB.result("message.send", ["thread_id": thread, "client_message_id": "m1", "text": "one"])["seq"] as? Int == 1)
