@@ -101,7 +101,7 @@ public final class PostgresChatLog: ChatStore {
         writer.submit({ [self] batch -> Int64 in
             let connection = batch.connection
             if first {
-                let committed = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
+                let committed = try PostgresChatLog.lastPosition(connection)
                 let mark = min(committed, through ?? committed)
                 checkpointMark.withLock { $0 = mark }
             }
@@ -260,7 +260,7 @@ public final class PostgresChatLog: ChatStore {
             let checkpoint = Int64(mark.rows.first?[0] ?? "0") ?? 0
             let floor = Int64(mark.rows.first?[1] ?? "0") ?? 0
             let tail = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE pos > $1 ORDER BY pos", [String(checkpoint)]))
-            let position = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
+            let position = try PostgresChatLog.lastPosition(connection)
             let sessions = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 3 ORDER BY pos"))
             let coaching = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 6 ORDER BY pos"))
             let meals = try connection.exec("SELECT threadNo, at FROM log WHERE kind = 0 AND a = 1 ORDER BY threadNo, pos").rows
@@ -373,25 +373,29 @@ public final class PostgresChatLog: ChatStore {
     /// Threads by number, with their participants' names: a follower's view of a thread another process linked.
     public func threads(nos: [Int64]) throws -> (threads: [ThreadRow], names: [String: String]) {
         guard !nos.isEmpty else { return ([], [:]) }
-        return try readers.read { connection in
-            let rows = try PostgresChatLog.threads(connection, where: " WHERE t.no = ANY($1::bigint[])", [PostgresChatLog.array(nos)])
-            return (rows, try PostgresChatLog.names(connection, of: rows))
-        }
+        return try readers.read { connection in try PostgresChatLog.threadsWithNames(connection, nos: nos) }
+    }
+
+    private static func threadsWithNames(_ connection: PGConnection, nos: [Int64]) throws -> ([ThreadRow], [String: String]) {
+        let rows = try threads(connection, where: " WHERE t.no = ANY($1::bigint[])", [array(nos)])
+        return (rows, try names(connection, of: rows))
+    }
+
+    /// The newest position of the log (0 when it is empty).
+    static func lastPosition(_ connection: PGConnection) throws -> Int64 {
+        Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
     }
 
     public func reloadThreads(nos: [Int64]) throws -> ReloadedThreads {
         try readers.read { connection in
             try connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? connection.exec("COMMIT") }
-            let numbers = PostgresChatLog.array(nos)
-            let rows = try PostgresChatLog.threads(connection, where: " WHERE t.no = ANY($1::bigint[])", [numbers])
+            let (rows, names) = try PostgresChatLog.threadsWithNames(connection, nos: nos)
             let mark = Int64(try connection.exec("SELECT pos FROM logCheckpoint WHERE id = 1").scalar ?? "0") ?? 0
             let tail = try PostgresChatLog.records(connection.exec(
                 "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND pos > $2 ORDER BY pos",
-                [numbers, String(mark)]))
-            let position = Int64(try connection.exec("SELECT COALESCE(MAX(pos), 0) FROM log").scalar ?? "0") ?? 0
-            return ReloadedThreads(threads: rows, names: try PostgresChatLog.names(connection, of: rows), tail: tail,
-                                   position: max(position, mark))
+                [PostgresChatLog.array(nos), String(mark)]))
+            return ReloadedThreads(threads: rows, names: names, tail: tail)
         }
     }
 

@@ -27,8 +27,6 @@ final class LogFollower {
     private var ready: [ChatRecord] = []
     private var readyIndex = 0
     private var pausedForThreads = false
-    /// Re-applying, after the hub rebuilt its state, what had been applied to the state it replaced.
-    private var reapplying = false
     private var reading = false
     private var timer: Timer?
     private var ticks = 0
@@ -106,9 +104,10 @@ final class LogFollower {
     // MARK: - Applying, in order
 
     private func drain() {
-        // While the hub rebuilds its state from the store, records wait: applied now they would go to the state
-        // about to be replaced.
-        while !pausedForThreads, !reapplying, !hub.reloading, readyIndex < ready.count {
+        // While the hub sets its state back from the store, records wait: applied now they would go to a state
+        // about to be replaced. So everything applied before is in the store's snapshot, and what waited is
+        // applied on top of it (`recovered`).
+        while !pausedForThreads, !hub.reloading, readyIndex < ready.count {
             let record = ready[readyIndex]
             if ownWaiting.remove(record.pos) != nil {
                 deliver(record.pos, held.removeValue(forKey: record.pos) ?? [])
@@ -130,31 +129,9 @@ final class LogFollower {
         }
     }
 
-    /// The hub rebuilt its state from the store, as it stood at `position`. Records handed on above it were
-    /// applied to the state that was replaced (they arrived while the store was being read): they are read
-    /// again and applied to the new one (their events were delivered already), then following goes on.
-    func rebuilt(at position: Int64) {
-        guard position < sequencer.applied else { return drain() }
-        reapplying = true
-        let log = log
-        let through = sequencer.applied
-        hub.server.loop.runBlocking({ Result { () -> ([ChatRecord], [ThreadRow], [String: String]) in
-            let records = try log.recordsAfter(position, through: through, limit: Int.max)
-            // Threads linked in that stretch are not in the rebuilt state either.
-            let linked = Array(Set(records.filter { $0.kind == .link }.map(\.threadNo)))
-            let (threads, names) = try log.threads(nos: linked)
-            return (records, threads, names)
-        } }, then: { [self] result in
-            switch result {
-            case .success(let (records, threads, names)):
-                learn(threads, names)
-                for record in records where hub.state.thread(no: record.threadNo) != nil { _ = hub.applyFollowed(record) }
-                reapplying = false
-                drain()
-            case .failure(let error):
-                retryLater("could not read the log after a rebuild", error) { [unowned self] in rebuilt(at: position) }
-            }
-        })
+    /// The hub's state agrees with the store again: what waited is applied on top of it.
+    func recovered() {
+        drain()
     }
 
     /// A record of a thread this process has not seen (another process linked it): read the thread, then go on.
@@ -164,7 +141,7 @@ final class LogFollower {
         hub.server.loop.runBlocking({ Result { try log.threads(nos: [no]) } }, then: { [self] result in
             switch result {
             case .success(let (rows, names)):
-                learn(rows, names)
+                hub.learn(rows, names)
                 if rows.isEmpty {
                     // Not in the store either (a thread made outside the log): its records concern no one here.
                     hub.server.logger.warning("followed a record of an unknown thread; skipped", metadata: ["thread": "\(no)"])
@@ -173,25 +150,14 @@ final class LogFollower {
                 pausedForThreads = false
                 drain()
             case .failure(let error):
-                retryLater("could not read a followed thread", error) { [unowned self] in loadThread(no) }
+                hub.server.logger.error("could not read a followed thread; trying again", metadata: ["error": "\(error)"])
+                let retry = Timer(loop: hub.server.loop)
+                retry.start(after: 200, repeat: 0) { [unowned self] in
+                    retry.close()
+                    loadThread(no)
+                }
             }
         })
-    }
-
-    /// Threads read from the store (linked by another process) into the chat state, with their people's names.
-    private func learn(_ threads: [ThreadRow], _ names: [String: String]) {
-        for (user, name) in names { hub.state.setName(name, for: user) }
-        for row in threads where hub.state.thread(no: row.no) == nil { hub.state.add(row.makeThread()) }
-    }
-
-    /// Logs a failed read of the store and runs `work` again in 200 ms (the store's connections reconnect).
-    private func retryLater(_ what: String, _ error: any Error, _ work: @escaping () -> Void) {
-        hub.server.logger.error("\(what); trying again", metadata: ["error": "\(error)"])
-        let retry = Timer(loop: hub.server.loop)
-        retry.start(after: 200, repeat: 0) {
-            retry.close()
-            work()
-        }
     }
 
     private func deliver(_ cursor: Int64, _ events: [(userID: String, payload: String)]) {

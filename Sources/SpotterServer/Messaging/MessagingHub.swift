@@ -156,7 +156,7 @@ final class MessagingHub {
         server.loop.runBlocking({ Result { try source.reloadThreads(nos: numbers) } }, then: { [self] result in
             switch result {
             case .success(let reloaded):
-                for (user, name) in reloaded.names { state.setName(name, for: user) }
+                learn([], reloaded.names)
                 for row in reloaded.threads {
                     state.reset(to: row.makeThread(), tail: reloaded.tail)
                     // Their charges went with the lost records: count again.
@@ -164,7 +164,7 @@ final class MessagingHub {
                     sentEver[row.clientID] = nil
                 }
                 server.logger.notice("threads set back from the store", metadata: ["threads": "\(reloaded.threads.count)"])
-                finishRecovery(position: reloaded.position)
+                finishRecovery()
             case .failure(let error):
                 recoveryThreads.formUnion(numbers)
                 retryRecovery(error)
@@ -186,7 +186,7 @@ final class MessagingHub {
                 for reloaded in onReload { reloaded(loaded) }
                 recoveryNeedsEverything = false
                 server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])
-                finishRecovery(position: loaded.position)
+                finishRecovery()
             case .failure(let error):
                 retryRecovery(error)
             }
@@ -203,13 +203,13 @@ final class MessagingHub {
         }
     }
 
-    /// The state agrees with the store as of `position`: appends go on, unless more failed meanwhile.
-    private func finishRecovery(position: Int64) {
+    /// The state agrees with the store: appends go on, unless more failed meanwhile.
+    private func finishRecovery() {
         recoveryStarted = false
         guard recoveryThreads.isEmpty, !recoveryNeedsEverything else { return recoverWhenQuiet() }
         log.resume()
         reloading = false
-        follower?.rebuilt(at: position)
+        follower?.recovered()
         // Sends that waited for a window decide again on the recovered state (the reset threads are cold in it).
         let waiting = waitingForWindow
         waitingForWindow = [:]
@@ -558,8 +558,7 @@ final class MessagingHub {
         change(server.loop.completion { [unowned self] (result: Result<LinkOutcome<Value>, any Error>) in
             switch result {
             case .success(let outcome):
-                for (user, name) in outcome.names { state.setName(name, for: user) }
-                for row in outcome.threads { state.add(row.makeThread()) }
+                learn(outcome.threads, outcome.names)
                 reply(.success(outcome.value))
                 for record in outcome.records {
                     state.apply(record)
@@ -608,12 +607,16 @@ final class MessagingHub {
     func threadsCreated(_ ids: [String], then: @escaping () -> Void) {
         let log = log
         server.loop.runBlocking({ Result { try log.threads(ids: ids) } }, then: { [self] result in
-            if case .success(let (rows, names)) = result {
-                for (user, name) in names { state.setName(name, for: user) }
-                for row in rows { state.add(row.makeThread()) }
-            }
+            if case .success(let (rows, names)) = result { learn(rows, names) }
             then()
         })
+    }
+
+    /// Threads read from the store (a link, provisioning, another process's link) into the state, with their
+    /// people's names. A thread the state has already keeps everything but its `active`.
+    func learn(_ threads: [ThreadRow], _ names: [String: String]) {
+        for (user, name) in names { state.setName(name, for: user) }
+        for row in threads { state.add(row.makeThread()) }
     }
 
     // MARK: - Presence

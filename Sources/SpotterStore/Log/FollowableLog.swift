@@ -10,7 +10,7 @@ public protocol FollowableLog: AnyObject, Sendable {
     /// Threads by number with their participants' names (a thread another process linked). Blocking.
     func threads(nos: [Int64]) throws -> (threads: [ThreadRow], names: [String: String])
     /// Some threads as the store holds them, read in one snapshot: their saved views, their records after the
-    /// checkpoint's position (to apply on top), their people's names, and the newest position of the log. What a
+    /// checkpoint's position (to apply on top) and their people's names. What a
     /// process reads to set those threads right after an append the store refused (a seq another process took
     /// first) instead of rebuilding everything. Blocking.
     func reloadThreads(nos: [Int64]) throws -> ReloadedThreads
@@ -35,13 +35,10 @@ public struct ReloadedThreads: Sendable {
     public let names: [String: String]
     /// The threads' records after the checkpoint's position, in log order.
     public let tail: [ChatRecord]
-    /// The newest position of the log in the snapshot.
-    public let position: Int64
 
-    public init(threads: [ThreadRow], names: [String: String], tail: [ChatRecord], position: Int64) {
+    public init(threads: [ThreadRow], names: [String: String], tail: [ChatRecord]) {
         self.threads = threads
         self.names = names
         self.tail = tail
-        self.position = position
     }
 }
