@@ -88,14 +88,6 @@ public final class PostgresChatLog: ChatStore {
             """, [session.id, session.coach_id, session.client_id, String(session.start), String(end)])
     }
 
-    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
-                           completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
-        checkpoint(snapshots, first: first, last: last, through: nil, completion: completion)
-    }
-
-    /// A checkpoint whose mark is at most `through` (cluster mode: the position this process has applied every
-    /// record up to; another process's records above it are not in its views yet). Nil: everything committed,
-    /// which is what a process that alone writes to the database has applied.
     public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
                            completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
         writer.submit({ [self] batch -> Int64 in

@@ -120,6 +120,18 @@ struct ChatLogConformanceTests {
         #expect(try waitFor { log.sendsSince(threadNos: [1, 2], side: .client, since: 0, completion: $0) } == before)
     }
 
+    /// A process of a cluster claims no more than it followed: the mark is `through` when records above it were
+    /// committed (by others), and a start replays them.
+    @Test(arguments: try engines())
+    func aCheckpointClaimsNoPositionAboveThrough(_ under: EngineUnderTest) throws {
+        let log = under.engine
+        let records = [message(1, .client, 1, "m1"), message(1, .coach, 2, "m2"), message(1, .client, 3, "m3")]
+        let positions = try waitFor { log.append(records, completion: $0) }
+        let mark = try waitFor { log.checkpoint([], first: true, last: true, through: positions[0], completion: $0) }
+        #expect(mark == positions[0])
+        #expect(try log.load().tail.map(\.ref) == ["m2", "m3"])
+    }
+
     @Test(arguments: try engines())
     func aStartLoadsTheCheckpointAndReplaysOnlyWhatCameAfter(_ under: EngineUnderTest) throws {
         let log = under.engine

@@ -264,17 +264,7 @@ final class MessagingHub {
         let through = follower?.applied
         guard !reloading, let parts = takeCheckpointParts() else { return }
         for index in parts.indices {
-            saveCheckpoint(parts[index], first: index == 0, last: index == parts.count - 1, through: through) { _ in }
-        }
-    }
-
-    /// One checkpoint part: through the cluster's log when following one (its mark is at most `through`).
-    private func saveCheckpoint(_ part: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
-                                completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
-        if let follower {
-            follower.log.checkpoint(part, first: first, last: last, through: through, completion: completion)
-        } else {
-            log.checkpoint(part, first: first, last: last, completion: completion)
+            log.checkpoint(parts[index], first: index == 0, last: index == parts.count - 1, through: through) { _ in }
         }
     }
 
@@ -290,7 +280,7 @@ final class MessagingHub {
 
     private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?) {
         let last = index == parts.count - 1
-        saveCheckpoint(parts[index], first: index == 0, last: last, through: through, completion: server.loop.completion { [unowned self] (result: Result<Int64, any Error>) in
+        log.checkpoint(parts[index], first: index == 0, last: last, through: through, completion: server.loop.completion { [unowned self] (result: Result<Int64, any Error>) in
             if case .failure(let error) = result {
                 server.logger.error("checkpoint failed; the next one saves these threads", metadata: ["error": "\(error)"])
                 for part in parts[index...] { for snapshot in part { state.markDirty(no: snapshot.no) } }

@@ -215,11 +215,12 @@ public final class ChatLog: Sendable {
     /// it: the caller hands the parts over after its appends); the last part (`last`) saves that position as
     /// the mark a start replays after. A crash between parts leaves the old mark: the replay then covers
     /// records some saved views include already, which `ChatState.apply` allows (it is monotone).
-    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
+    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
                            completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
         writer.submit({ [self] db -> Int64 in
             if first {
-                let mark = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(pos), 0) FROM log")) ?? 0
+                let committed = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(pos), 0) FROM log")) ?? 0
+                let mark = min(committed, through ?? committed)
                 checkpointMark.withLock { $0 = mark }
             }
             let view = try DirectStatement(db, sql: """

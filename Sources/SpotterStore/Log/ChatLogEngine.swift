@@ -16,7 +16,9 @@ import SpotterCore
 public protocol ChatLogEngine: AnyObject, Sendable {
     func append(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void)
     func resume()
-    func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
+    /// `through`: the newest position the snapshots may claim (a process of a cluster has applied every record up
+    /// to what it followed, and perhaps not another process's records above it); nil, everything committed.
+    func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
                     completion: @escaping @Sendable (Result<Int64, any Error>) -> Void)
     func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void)
     func recentSends(threadNo: Int64, limit: Int, completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void)
@@ -25,6 +27,14 @@ public protocol ChatLogEngine: AnyObject, Sendable {
     func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord]
     func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord]
     func meals(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord]
+}
+
+extension ChatLogEngine {
+    /// A checkpoint of a process that alone writes to the log: it has applied everything committed.
+    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
+                           completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+        checkpoint(snapshots, first: first, last: last, through: nil, completion: completion)
+    }
 }
 
 extension ChatLog: ChatLogEngine {}

@@ -14,10 +14,6 @@ public protocol FollowableLog: AnyObject, Sendable {
     /// process reads to set those threads right after an append the store refused (a seq another process took
     /// first) instead of rebuilding everything. Blocking.
     func reloadThreads(nos: [Int64]) throws -> ReloadedThreads
-    /// A checkpoint that claims no position above `through`: the views are this process's, which include every
-    /// record up to what it has followed, and may not include another process's records above it.
-    func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
-                    completion: @escaping @Sendable (Result<Int64, any Error>) -> Void)
 }
 
 /// Takes the lock of the cluster's timers (session reminders, expiry, completion): one process at a time fires

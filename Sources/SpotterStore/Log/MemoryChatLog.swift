@@ -52,10 +52,10 @@ public final class MemoryChatLog: ChatLogEngine {
         state.withLock { $0.halted = false }
     }
 
-    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool,
+    public func checkpoint(_ snapshots: [ThreadSnapshot], first: Bool, last: Bool, through: Int64?,
                            completion: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
         let mark = state.withLock { state -> Int64 in
-            if first { state.pendingMark = Int64(state.records.count) }
+            if first { state.pendingMark = min(Int64(state.records.count), through ?? .max) }
             for snapshot in snapshots {
                 guard var row = state.threads[snapshot.no] else { continue }
                 row.lastSeq = snapshot.lastSeq
