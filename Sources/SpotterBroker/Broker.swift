@@ -30,6 +30,10 @@ public protocol Broker: PresenceManager {
     func publish(userID: String, cursor: Int64, frame: String)
     /// Delivers an ephemeral event to every subscriber of `userID`.
     func publishEphemeral(userID: String, frame: String)
+    /// Delivers an ephemeral event to this process's subscribers of `userID` only: for what every process works
+    /// out for itself (a presence change, which every process of a cluster sees flip), so it reaches each device
+    /// once.
+    func publishEphemeralLocally(userID: String, frame: String)
     func subscribe(_ subscriber: BrokerSubscriber, userID: String)
     func unsubscribe(_ subscriber: BrokerSubscriber, userID: String)
     /// This process's subscribers of the user (for actions on local sockets,
@@ -53,6 +57,11 @@ public final class InProcessBroker: Broker {
     public func publishEphemeral(userID: String, frame: String) {
         guard let list = subscribers[userID] else { return }
         for subscriber in list { subscriber.deliverEphemeral(frame) }
+    }
+
+    /// Every subscriber is local here.
+    public func publishEphemeralLocally(userID: String, frame: String) {
+        publishEphemeral(userID: userID, frame: frame)
     }
 
     public func subscribe(_ subscriber: BrokerSubscriber, userID: String) {
@@ -93,9 +102,6 @@ public protocol ClusterBroker: Broker {
     var sharesLoggedEvents: Bool { get set }
     /// Called on the loop when the connection between processes drops (false) or is back (true).
     var connectionChanged: ((Bool) -> Void)? { get set }
-    /// Delivers an ephemeral event to this process's subscribers of `userID` only: for what every process works
-    /// out for itself (a presence change, which every process sees flip), so it reaches each device once.
-    func publishEphemeralLocally(userID: String, frame: String)
     /// Says goodbye to the other processes and closes the connection.
     func close()
 }

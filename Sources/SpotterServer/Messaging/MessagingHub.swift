@@ -632,14 +632,8 @@ final class MessagingHub {
     private func presenceChanged(_ userID: String, online: Bool) {
         let now = unixNow()
         let frame = PresenceEvent(userId: userID, online: online, lastSeenAt: online ? nil : now).jsonText
-        for peer in activePeers(of: userID) {
-            // In a cluster every process sees the flip: each tells its own sockets, so each device hears it once.
-            if let follower {
-                follower.broker.publishEphemeralLocally(userID: peer, frame: frame)
-            } else {
-                broker.publishEphemeral(userID: peer, frame: frame)
-            }
-        }
+        // The broker's `presenceChanged` fires in every process that sees the flip: each tells its own sockets.
+        for peer in activePeers(of: userID) { broker.publishEphemeralLocally(userID: peer, frame: frame) }
         if !online { log.setLastSeen(userID: userID, at: now) }
     }
 
