@@ -467,3 +467,13 @@ public struct ChallengeProgress: Sendable, Equatable {
         return today > startDay + Int64(done.count) - 1 ? "ended" : "active"
     }
 }
+
+extension RecordBody {
+    /// The body of a `record` record (an item of the coaching record as it now stands), or nil for a record of
+    /// another kind or a body this server cannot read. `decoder`: one to reuse when decoding many (a start).
+    public init?(_ record: ChatRecord, decoder: JSONDecoder = JSONDecoder()) {
+        guard record.kind == .record, let body = record.body,
+              let stored = try? decoder.decode(RecordBody.self, from: Data(body.utf8)) else { return nil }
+        self = stored
+    }
+}

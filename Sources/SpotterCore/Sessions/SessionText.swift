@@ -176,8 +176,7 @@ extension SessionText {
     /// system message, or holds a session this server cannot read).
     public static func message(_ record: ChatRecord, threadID: String, recipient: SessionActor, language: Language,
                                timeZone: TimeZone) -> MessageView? {
-        guard record.kind == .session, let body = record.body,
-              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)) else { return nil }
+        guard let stored = SessionRecordBody(record) else { return nil }
         return message(stored, record: record, threadID: threadID, recipient: recipient, language: language,
                        timeZone: timeZone)
     }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import SpotterProtocol
 
 extension Session {
@@ -90,5 +91,15 @@ public struct SessionRecordBody: Codable, Sendable, Equatable {
         before.start = previousStart ?? before.start
         before.reminded = previousReminded ?? before.reminded
         return before
+    }
+}
+
+extension SessionRecordBody {
+    /// The body of a `session` record, or nil for a record of another kind or a body this server cannot read.
+    /// `decoder`: one to reuse when decoding many (a start).
+    public init?(_ record: ChatRecord, decoder: JSONDecoder = JSONDecoder()) {
+        guard record.kind == .session, let body = record.body,
+              let stored = try? decoder.decode(SessionRecordBody.self, from: Data(body.utf8)) else { return nil }
+        self = stored
     }
 }

@@ -25,8 +25,7 @@ final class RecordDesk {
 
     /// A `record` record another process committed (cluster mode): the book takes the item as it left it.
     func learn(_ record: ChatRecord) {
-        guard let body = record.body, let stored = try? JSONDecoder().decode(RecordBody.self, from: Data(body.utf8)) else { return }
-        book.apply(stored)
+        if let stored = RecordBody(record) { book.apply(stored) }
     }
 
     /// A meal log was committed (the hub tells every one).

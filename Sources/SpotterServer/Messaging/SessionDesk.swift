@@ -187,16 +187,13 @@ final class SessionDesk {
 
     /// A `session` record another process committed (cluster mode): the book takes the session as it left it.
     func learn(_ record: ChatRecord) {
-        guard let body = record.body,
-              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)),
-              let session = Session(view: stored.session) else { return }
+        guard let stored = SessionRecordBody(record), let session = Session(view: stored.session) else { return }
         book.learn(session)
     }
 
     /// A `session` record's events read back from the log (`resume`).
     private func events(for record: ChatRecord, _ thread: ChatThread) -> [(userID: String, payload: String)] {
-        guard let body = record.body,
-              let stored = try? JSONDecoder().decode(SessionRecordBody.self, from: Data(body.utf8)) else { return [] }
+        guard let stored = SessionRecordBody(record) else { return [] }
         return events(stored, sessionJSON: stored.session.jsonText, record: record, thread)
     }
 

@@ -93,9 +93,8 @@ public struct LoadedChat: Sendable {
     public static func coaching(from records: [ChatRecord]) -> CoachingBook {
         var book = CoachingBook()
         let decoder = JSONDecoder()
-        for record in records where record.kind == .record {
-            guard let body = record.body, let stored = try? decoder.decode(RecordBody.self, from: Data(body.utf8)) else { continue }
-            book.apply(stored)
+        for record in records {
+            if let stored = RecordBody(record, decoder: decoder) { book.apply(stored) }
         }
         return book
     }
@@ -112,10 +111,8 @@ public struct LoadedChat: Sendable {
         var byID: [String: Session] = [:]
         var order: [String] = []
         let decoder = JSONDecoder()
-        for record in records where record.kind == .session {
-            guard let body = record.body,
-                  let stored = try? decoder.decode(SessionRecordBody.self, from: Data(body.utf8)),
-                  let session = Session(view: stored.session) else { continue }
+        for record in records {
+            guard let stored = SessionRecordBody(record, decoder: decoder), let session = Session(view: stored.session) else { continue }
             if byID[session.id] == nil { order.append(session.id) }
             byID[session.id] = session
         }
