@@ -225,10 +225,10 @@ public final class NATSBroker: ClusterBroker {
         guard !closed, up != isConnected else { return }
         isConnected = up
         if up {
-            logger.notice("NATS connection back", metadata: ["url": "\(connection.url)"])
+            logger.notice("NATS connection back", metadata: ["url": "\(NATSWire.loggable(url: connection.url))"])
             announceEverything()
         } else {
-            logger.warning("NATS connection lost; reconnecting", metadata: ["url": "\(connection.url)"])
+            logger.warning("NATS connection lost; reconnecting", metadata: ["url": "\(NATSWire.loggable(url: connection.url))"])
         }
         connectionChanged?(up)
     }

@@ -16,8 +16,8 @@ public struct NATSBrokerError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch operation {
-        case .connect: "cannot connect to NATS at \(url): \(status)"
-        case .subscribe(let subject): "cannot subscribe to \(subject) on NATS at \(url): \(status)"
+        case .connect: "cannot connect to NATS at \(NATSWire.loggable(url: url)): \(status)"
+        case .subscribe(let subject): "cannot subscribe to \(subject) on NATS at \(NATSWire.loggable(url: url)): \(status)"
         }
     }
 }

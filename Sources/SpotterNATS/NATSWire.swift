@@ -6,7 +6,13 @@
 /// anything outside ASCII, the empty id) is `=` and the hex of its UTF-8. The encoded alphabet has no '.',
 /// '*', '>' or whitespace, and a plain token never starts with '=', so no id can name another's subject, span
 /// two subject tokens, or be a wildcard.
-enum NATSWire {
+public enum NATSWire {
+    /// A server URL as it may be logged: `nats://user:password@host:4222` becomes `nats://host:4222`.
+    public static func loggable(url: String) -> String {
+        guard let scheme = url.firstRange(of: "://"), let at = url[scheme.upperBound...].lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound]) + url[url.index(after: at)...]
+    }
+
     static let presenceSubject = "spotter.presence"
     static let logSubject = "spotter.log"
     static let userSubjectPrefix = "spotter.user."

@@ -313,7 +313,7 @@ struct Serve: ParsableCommand {
                 cluster = ClusterSetup(
                     makeBroker: { loop in try NATSBroker(loop: loop, url: brokerURL, logger: natsLogger) },
                     log: postgres.followableLog, lease: PostgresTimerLease(url: url))
-                logger.info("cluster mode", metadata: ["broker": "\(brokerURL)"])
+                logger.info("cluster mode", metadata: ["broker": "\(NATSWire.loggable(url: brokerURL))"])
             }
             logger.info("keeping everything in PostgreSQL", metadata: ["run": "\(serverStorage.runNumber.map(String.init) ?? "?")"])
         } else {

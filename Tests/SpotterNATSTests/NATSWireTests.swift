@@ -119,3 +119,11 @@ struct NATSWireTests {
         #expect(!remote.isOnline("v"))
     }
 }
+
+extension NATSWireTests {
+    @Test func aServerURLIsLoggedWithoutItsCredentials() {
+        #expect(NATSWire.loggable(url: "nats://spotter:s3cr@t@10.0.0.5:4222") == "nats://10.0.0.5:4222")
+        #expect(NATSWire.loggable(url: "tls://token@nats.internal:4443") == "tls://nats.internal:4443")
+        #expect(NATSWire.loggable(url: "nats://127.0.0.1:4222") == "nats://127.0.0.1:4222")
+    }
+}
