@@ -73,6 +73,8 @@ public struct ServerConfig: Sendable {
     public var maxAppendsInFlight = 1024
     /// How often the chat views are checkpointed (a restart replays the log after the last one).
     public var checkpointIntervalMilliseconds: UInt64 = 1000
+    /// Crash tests only (`SPOTTER_FAIL_POINT`): the moment at which the process kills itself (`FailPoint`).
+    public var failPoints = FailPoints()
 
     /// Video sessions: the meeting link is this base URL plus a room name with 128 random bits.
     public var meetBaseURL = "https://meet.jit.si/"

@@ -261,6 +261,12 @@ struct Serve: ParsableCommand {
         }
         config.development = development || env("SPOTTER_DEVELOPMENT") == "1"
         config.loadTestProvisioning = loadTestProvisioning || env("SPOTTER_LOAD_TEST_PROVISIONING") == "1"
+        if let text = env("SPOTTER_FAIL_POINT") {
+            guard let points = FailPoints(text) else {
+                throw ValidationError("SPOTTER_FAIL_POINT must be name or name:n (n ≥ 1) with a name of \(FailPoint.allCases.map(\.rawValue))")
+            }
+            config.failPoints = points
+        }
         config.tiers = tiers || env("SPOTTER_TIERS") == "1"
         config.ratings = ratings || env("SPOTTER_RATINGS") == "1"
         config.meetBaseURL = meetBaseURL ?? env("SPOTTER_MEET_BASE_URL") ?? config.meetBaseURL

@@ -31,6 +31,13 @@ final class MessagingHub {
     /// new sends are refused at once (`rate_limited`): an overload shows as
     /// refusals, and what is accepted is answered within the bound.
     private(set) var inFlight = 0
+    /// The newest position whose commit this loop has applied (`state.committed`): every record up to it is in
+    /// the state's committed views. A checkpoint marks no further than this, since its snapshots hold committed
+    /// seqs only: a record still in flight when the snapshots were taken (a timer's, flushed with them) is
+    /// replayed after a restart instead of being covered by a mark that its thread's saved view does not include.
+    private(set) var committedThrough: Int64
+    /// Crash tests: where the process kills itself (off unless armed).
+    var failPoints: FailPoints
     let maxInFlight: Int
     var isOverloaded: Bool { inFlight >= maxInFlight || reloading }
     /// Why a new write is refused right now, if it is: the store failed and the state is being rebuilt from it
@@ -63,6 +70,8 @@ final class MessagingHub {
         self.broker = broker
         self.state = loaded.makeState()
         self.resumeFloor = loaded.resumeFloor
+        self.committedThrough = loaded.position
+        self.failPoints = server.config.failPoints
         self.maxInFlight = maxInFlight
         broker.presenceChanged = { [unowned self] userID, online in presenceChanged(userID, online: online) }
         server.loop.everyIteration { [unowned self] in flush() }
@@ -93,6 +102,7 @@ final class MessagingHub {
         inFlight -= records.count
         switch result {
         case .success(let positions):
+            failPoints.reached(.commit)
             var offset = 0
             var all: [ChatRecord] = []
             for pending in batch {
@@ -105,8 +115,10 @@ final class MessagingHub {
                 pending.done(.success(done))
                 if follower != nil { all.append(contentsOf: done) }
             }
+            if let newest = positions.last { committedThrough = max(committedThrough, newest) }
             // After the commands published their events: the follower hands them on in position order.
             follower?.own(all)
+            failPoints.reached(.applied)
         case .failure(let error):
             // Nothing of the batch is durable (or its outcome is unknown: a connection lost during COMMIT); the
             // client retries with the same ids, which the recovered state answers if the records did land.
@@ -183,6 +195,7 @@ final class MessagingHub {
                 quotas.forgetAll()  // the charges of the lost records went with them: count again
                 sentEver = [:]
                 resumeFloor = loaded.resumeFloor
+                committedThrough = max(committedThrough, loaded.position)
                 for reloaded in onReload { reloaded(loaded) }
                 recoveryNeedsEverything = false
                 server.logger.notice("chat state reloaded", metadata: ["threads": "\(state.threadCount)"])
@@ -252,16 +265,17 @@ final class MessagingHub {
     /// Saves the views that changed since the last checkpoint (every second),
     /// in parts, each handed to the log when the one before it is written.
     func checkpoint() {
-        // Taken with the snapshots: in a cluster, the views include every record up to what was followed.
-        let through = follower?.applied
+        // Taken with the snapshots: in a cluster, the views include every record up to what was followed; alone,
+        // every record this loop saw committed.
+        let through = follower?.applied ?? committedThrough
         guard !checkpointing, !reloading, let parts = takeCheckpointParts() else { return }
         checkpointing = true
-        writeCheckpoint(parts, from: 0, through: through)
+        writeCheckpoint(parts, from: 0, through: through, withRecordsInFlight: inFlight > 0)
     }
 
     /// At shutdown, after the loop stopped: every part at once (the writer finishes its queue before it stops).
     func checkpointBeforeStop() {
-        let through = follower?.applied
+        let through = follower?.applied ?? committedThrough
         guard !reloading, let parts = takeCheckpointParts() else { return }
         for index in parts.indices {
             log.checkpoint(parts[index], first: index == 0, last: index == parts.count - 1, through: through) { _ in }
@@ -278,7 +292,7 @@ final class MessagingHub {
         return stride(from: 0, to: snapshots.count, by: size).map { Array(snapshots[$0..<min($0 + size, snapshots.count)]) }
     }
 
-    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?) {
+    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?, withRecordsInFlight: Bool) {
         let last = index == parts.count - 1
         log.checkpoint(parts[index], first: index == 0, last: last, through: through, completion: server.loop.completion { [unowned self] (result: Result<Int64, any Error>) in
             if case .failure(let error) = result {
@@ -287,8 +301,10 @@ final class MessagingHub {
                 checkpointing = false
             } else if last {
                 checkpointing = false
+                failPoints.reached(.checkpoint)
+                if withRecordsInFlight { failPoints.reached(.checkpointInFlight) }
             } else {
-                writeCheckpoint(parts, from: index + 1, through: through)
+                writeCheckpoint(parts, from: index + 1, through: through, withRecordsInFlight: withRecordsInFlight)
             }
         })
     }

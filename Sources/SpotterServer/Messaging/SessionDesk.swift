@@ -179,6 +179,7 @@ final class SessionDesk {
                 for prompt in done.dropFirst(made.count) { hub.publish(prompt) }
                 // A confirmed, cancelled or declined call changes the client's quota (a no-op without `--tiers`).
                 for clientID in Set(made.map(\.thread.clientID)) { hub.pushQuota(clientID) }
+                if actor == .system { hub.failPoints.reached(.timer) }
             case .failure(let error):
                 reply?(.failure(error))  // the hub reloads the chat state and, through it, the book
             }

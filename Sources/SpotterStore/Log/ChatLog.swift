@@ -75,7 +75,7 @@ public struct LoadedChat: Sendable {
     /// When each meal log was sent, by thread number, oldest first (the dashboard's meal-log consistency).
     public let mealTimes: [Int64: [Int64]]
     /// The newest position the load includes (every record up to it is in the views or the tail): where a process
-    /// of a cluster starts following the log. 0 where the engine does not say (one process alone writes).
+    /// of a cluster starts following the log, and the furthest the first checkpoint after the start may mark.
     public var position: Int64 = 0
 
     public init(threads: [ThreadRow], names: [String: String], tail: [ChatRecord], resumeFloor: Int64,
@@ -354,9 +354,12 @@ public final class ChatLog: Sendable {
             let records = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE kind = 6 ORDER BY pos").map(ChatLog.record)
             let meals = try Row.fetchAll(db, sql: "SELECT threadNo, at FROM log WHERE kind = 0 AND a = 1 ORDER BY threadNo, pos")
                 .map { (row: Row) -> (Int64, Int64) in (row[0], row[1]) }
-            return LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
-                              resumeFloor: mark?["resumeFloor"] ?? 0, sessions: LoadedChat.sessions(from: sessionRecords),
-                              coaching: LoadedChat.coaching(from: records), mealTimes: LoadedChat.mealTimes(from: meals))
+            var loaded = LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
+                                    resumeFloor: mark?["resumeFloor"] ?? 0, sessions: LoadedChat.sessions(from: sessionRecords),
+                                    coaching: LoadedChat.coaching(from: records), mealTimes: LoadedChat.mealTimes(from: meals))
+            // Every record up to here is in the views or the tail: the first checkpoint after a start may mark it.
+            loaded.position = max(checkpoint, try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(pos), 0) FROM log") ?? 0)
+            return loaded
         }
     }
 

@@ -1,0 +1,48 @@
+import Glibc
+
+/// Named moments at which a crash test can make the server die as a `kill -9` would, to check that nothing
+/// acknowledged is lost and every thread's seqs stay unique and gapless through a crash at that exact moment
+/// (not only wherever a signal from outside happens to land). Off unless `SPOTTER_FAIL_POINT=name:n` is set:
+/// the n-th time the named moment is reached, the process sends itself SIGKILL. For tests only.
+public enum FailPoint: String, CaseIterable, Sendable {
+    /// An append is durable and its completion is back on the loop: nothing of it applied, no one answered.
+    case commit
+    /// After a batch's replies were handed to their sockets and its events published.
+    case applied
+    /// A checkpoint's last part is written.
+    case checkpoint
+    /// A checkpoint's last part is written, one whose snapshots were taken while records were in flight (the
+    /// moment that once let a restart give a seq twice). Counted only for such checkpoints.
+    case checkpointInFlight = "checkpoint.in-flight"
+    /// A timer's records (an expiry, a reminder, an automatic completion) are durable and their events published.
+    case timer
+}
+
+/// The armed fail point, if any (loop thread only: the hub and the desks reach it through the server).
+public struct FailPoints: Sendable {
+    let armed: FailPoint?
+    let at: Int
+    private var hits = 0
+
+    /// `name:n` (n ≥ 1; `name` alone means 1); nil for anything else, so a typo arms nothing.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let point = FailPoint(rawValue: String(parts[0])) else { return nil }
+        let count = parts.count == 2 ? Int(parts[1]) : 1
+        guard let count, count >= 1 else { return nil }
+        armed = point
+        at = count
+    }
+
+    public init() {
+        armed = nil
+        at = 0
+    }
+
+    /// Counts `point`; dies at the armed count.
+    mutating func reached(_ point: FailPoint) {
+        guard point == armed else { return }
+        hits += 1
+        if hits == at { kill(getpid(), SIGKILL) }
+    }
+}
