@@ -53,7 +53,14 @@ public struct Session: Equatable, Sendable {
     public var end: Int64 { end(startingAt: start) }
 
     /// Where the session would end if it started at `start`.
-    func end(startingAt start: Int64) -> Int64 { start + Int64(durationMinutes) * 60 }
+    /// Saturating: the times a command brings are bounded where they enter (`WireRange`) and stored ones are
+    /// clamped on load (`Session(view:)`), so this never nears Int64's edge; were one to slip through, the
+    /// session ends at the edge of time instead of trapping the server.
+    func end(startingAt start: Int64) -> Int64 {
+        let (length, tooLong) = Int64(clamping: durationMinutes).multipliedReportingOverflow(by: 60)
+        let (end, overflow) = start.addingReportingOverflow(length)
+        return tooLong || overflow ? (start < 0 ? start : Int64.max) : end
+    }
 
     public func actor(_ userID: String) -> SessionActor? {
         userID == coachID ? .coach : userID == clientID ? .client : nil

@@ -12,12 +12,20 @@ extension Session {
     }
 
     /// A session read back from the log; nil if a field is not one this server knows.
+    ///
+    /// Times are clamped into `WireRange.time` and the duration into `WireRange.minutes`: a database written
+    /// before the wire bounded them may hold a start at Int64's edge (a request a client once sent with
+    /// 2^63 − 1), and the timers and calendars add to it. Clamped, such a session ends at the last second of year
+    /// 9999, where nothing is ever due.
     public init?(view: SessionView) {
         guard let status = SessionStatus(rawValue: view.status) else { return nil }
+        let minutes = min(max(Int64(view.durationMinutes), WireRange.minutes.lowerBound), WireRange.minutes.upperBound)
+        // The whole session within the range, so that a calendar read over the range's last day shows it.
+        func clamped(_ time: Int64) -> Int64 { min(max(time, WireRange.time.lowerBound), WireRange.time.upperBound - minutes * 60) }
         self.init(id: view.id, threadID: view.threadId, coachID: view.coachId, clientID: view.clientId,
-                  start: view.start, durationMinutes: view.durationMinutes, purpose: view.purpose, meetURL: view.meetUrl,
+                  start: clamped(view.start), durationMinutes: Int(minutes), purpose: view.purpose, meetURL: view.meetUrl,
                   status: status, proposedBy: view.proposedBy.flatMap(SessionActor.init(rawValue:)),
-                  proposedStart: view.proposedStart, conflictWith: view.conflictWith,
+                  proposedStart: view.proposedStart.map(clamped), conflictWith: view.conflictWith,
                   held: view.heldStatus.flatMap(SessionStatus.init(rawValue:)), resolving: view.resolvingFor,
                   cancelReason: view.cancelReason, coachJoined: view.coachJoined, reminded: view.reminded,
                   version: view.version)

@@ -8,10 +8,14 @@ public protocol SocketCommandBody: KnownFields, Equatable, Sendable {
     /// The body from a flat frame's fields (plain strings and integers, keys already checked), or nil to let the
     /// general path (`JSONDecoder`) read the frame and word any error. Nil unless a command provides it.
     static func flat(_ fields: FlatFields) -> Self?
+    /// Refuses a number outside its documented range (`WireRange`) with `out_of_range`; called on every decoded
+    /// command, whichever path read it. Nothing to check unless a command has numbers.
+    func checkRanges() throws(APIError)
 }
 
 extension SocketCommandBody {
     public static func flat(_ fields: FlatFields) -> Self? { nil }
+    public func checkRanges() throws(APIError) {}
 }
 
 /// Decoding a `/v1/ws` text frame once into its typed body, found by `type` in one table.
@@ -44,8 +48,14 @@ public enum SocketCommand {
 
     /// The command, or the error to reply with and the id to reply to (nil when the id itself is unusable).
     public static func decode(_ bytes: [UInt8]) -> Result<Decoded, DecodeFailure> {
-        if let fast = FlatCommand.decode(bytes) { return .success(fast) }
-        return decodeGenerally(bytes)
+        let decoded = FlatCommand.decode(bytes).map { Result<Decoded, DecodeFailure>.success($0) } ?? decodeGenerally(bytes)
+        guard case .success(let command) = decoded else { return decoded }
+        do {
+            try command.command.checkRanges()
+        } catch {
+            return .failure(DecodeFailure(id: command.id, error: error))
+        }
+        return decoded
     }
 
     /// Every frame through `JSONDecoder` (the fast path's reference).
