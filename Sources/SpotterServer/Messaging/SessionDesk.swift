@@ -58,7 +58,7 @@ final class SessionDesk {
                 meetURL: meetBaseURL + room, now: now)
             switch result {
             case .success(let outcome):
-                commit(outcome, actor: actor, action: nil, now: now, reply: reply)
+                commit(outcome, actor: actor, action: nil, now: now, reply: reply, for: userID, about: nil)
             case .failure(let error):
                 throw APIError(session: error)
             }
@@ -85,7 +85,7 @@ final class SessionDesk {
         }
         switch book.act(action, sessionID: id, userID: userID, start: command.start, reason: command.reason, now: now) {
         case .success(let outcome):
-            commit(outcome, actor: actor, action: action, now: now, reply: reply)
+            commit(outcome, actor: actor, action: action, now: now, reply: reply, for: userID, about: id)
         case .failure(let error):
             reply(.failure(APIError(session: error)))
         }
@@ -133,16 +133,21 @@ final class SessionDesk {
         let now = unixNow()
         let outcome = book.tick(now: now)
         guard !outcome.changed.isEmpty else { return }
-        commit(outcome, actor: .system, action: nil, now: now, reply: nil)
+        commit(outcome, actor: .system, action: nil, now: now, reply: nil, for: nil, about: nil)
     }
 
     // MARK: - Records and events
 
-    /// Appends one record per changed session; on commit replies with the session the command was about (the
-    /// last one it changed) and publishes every record's events. A failed append reloads the book from the log.
-    /// Each session's JSON is written once, for its record, its events and the reply.
+    /// Appends one record per changed session; on commit replies with the session the command was about and
+    /// publishes every record's events. A failed append reloads the book from the log. Each session's JSON is
+    /// written once, for its record, its events and the reply.
+    ///
+    /// The reply carries `about` (an act's session), or the session a create made, and never one that `userID`
+    /// is not a participant of: one answer may change another client's session too (a conflict's
+    /// `ask_reschedule` answered: the coach's other client's session moves with it), and that one reaches its
+    /// own participants as events only.
     private func commit(_ outcome: SessionBook.Outcome, actor: SessionActor?, action: SessionAction?, now: Int64,
-                        reply: ((Result<String, APIError>) -> Void)?) {
+                        reply: ((Result<String, APIError>) -> Void)?, for userID: String?, about: String?) {
         var records: [ChatRecord] = []
         var made: [(body: SessionRecordBody, sessionJSON: String, thread: ChatThread)] = []
         var previous = outcome.previous
@@ -153,7 +158,7 @@ final class SessionDesk {
             let change = old == nil ? "created"
                 : outcome.notices.contains(.coachJoined(sessionID: session.id)) ? "coach_joined"
                 : outcome.notices.contains(.startingSoon(sessionID: session.id)) ? "starting_soon"
-                : (session.id == outcome.changed.last?.id ? action?.rawValue : nil) ?? "updated"
+                : (session.id == (about ?? outcome.changed.last?.id) ? action?.rawValue : nil) ?? "updated"
             let body = SessionRecordBody(change: change, actor: actor, action: action, before: old, after: session)
             let sessionJSON = body.session.jsonText
             let side: Side? = switch actor { case .coach: .coach; case .client: .client; case .system, nil: nil }
@@ -168,7 +173,9 @@ final class SessionDesk {
                 records.append(hub.state.ratingPrompt(thread: thread, messagesSent: 0, sessionID: body.session.id, now: now))
             }
         }
-        let answer = made.last?.sessionJSON ?? "{}"
+        let theirs = made.filter { userID == nil || $0.body.session.coachId == userID || $0.body.session.clientId == userID }
+        let answer = (theirs.first { $0.body.session.id == about } ?? theirs.last { $0.body.change == "created" } ?? theirs.last)?
+            .sessionJSON ?? "{}"
         hub.append(records) { [self] result in
             switch result {
             case .success(let done):
