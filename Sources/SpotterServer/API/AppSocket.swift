@@ -182,6 +182,17 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
             return
         }
+        if let threadID = (command as? any ThreadScoped)?.threadId, hub.mustReadThread(threadID) {
+            hub.readThread(threadID) { [self] error in
+                if let error { return reply(id: id, error: error) }
+                dispatch(command, id: id)
+            }
+            return
+        }
+        dispatch(command, id: id)
+    }
+
+    private func dispatch(_ command: any SocketCommandBody, id: String) {
         if !Self.commands.dispatch(command, id: id, on: self) {
             reply(id: id, error: APIError(.unknownCommand, field: "type"))
         }

@@ -40,3 +40,23 @@ extension AppSocket {
         table.on(RefreshRequest.self) { socket, body, id in socket.refresh(body, id: id) }
     }
 }
+
+/// A command that names the thread it acts on: in a cluster the socket makes sure this process knows the thread
+/// before the command runs (`MessagingHub.readThread`).
+protocol ThreadScoped {
+    var threadId: String? { get }
+}
+
+extension SendMessageCommand: ThreadScoped {}
+extension ReceiptCommand: ThreadScoped {}
+extension HistoryCommand: ThreadScoped {}
+extension TypingCommand: ThreadScoped {}
+extension SessionCreateCommand: ThreadScoped {}
+extension RatingSubmitCommand: ThreadScoped {}
+extension RatingSkipCommand: ThreadScoped {}
+extension ChallengeCreateCommand: ThreadScoped {}
+extension CheckInSubmitCommand: ThreadScoped {}
+extension MeasurementAddCommand: ThreadScoped {}
+extension GoalSetCommand: ThreadScoped {}
+extension RecordCommand: ThreadScoped {}
+extension MealsCommand: ThreadScoped {}

@@ -618,6 +618,51 @@ final class MessagingHub {
         })
     }
 
+    /// Commands waiting for a thread to be read from the store (`readThread`), by thread id.
+    private var waitingForThread: [String: [(APIError?) -> Void]] = [:]
+
+    /// Whether a command naming `threadID` must wait for the thread to be read from the store: in a cluster, a
+    /// thread another process just linked (or provisioning made) can reach a command here before the follower
+    /// brings its link record, and refusing it `forbidden` (which apps are told not to retry) would be wrong.
+    /// Alone, every thread is in memory: an unknown one is refused at once.
+    func mustReadThread(_ threadID: String) -> Bool {
+        follower != nil && state.thread(id: threadID) == nil
+    }
+
+    /// Reads the thread (its saved views and its records after them) into the state, then calls `then` (with
+    /// `unavailable` when the store could not be read): the waiting command runs again and finds it, or is
+    /// refused as before if no such thread exists. Commands for one thread wait together, in arrival order.
+    func readThread(_ threadID: String, then: @escaping (APIError?) -> Void) {
+        if waitingForThread[threadID] != nil {
+            waitingForThread[threadID]?.append(then)
+            return
+        }
+        waitingForThread[threadID] = [then]
+        guard let followable = follower?.log else { return finishThreadRead(threadID, nil) }
+        let log = log
+        server.loop.runBlocking({ Result { () throws -> ReloadedThreads? in
+            let rows = try log.threads(ids: [threadID]).threads
+            return rows.isEmpty ? nil : try followable.reloadThreads(nos: rows.map(\.no))
+        } }, then: { [self] result in
+            switch result {
+            case .success(let reloaded):
+                // The follower may have brought it meanwhile: what it applied is newer than this snapshot.
+                if let reloaded, state.thread(id: threadID) == nil {
+                    learn(reloaded.threads, reloaded.names)
+                    for row in reloaded.threads { state.reset(to: row.makeThread(), tail: reloaded.tail) }
+                }
+                finishThreadRead(threadID, nil)
+            case .failure(let error):
+                server.logger.error("reading a thread from the store failed", metadata: ["error": "\(error)"])
+                finishThreadRead(threadID, APIError(.unavailable, retryAfterSeconds: 1))
+            }
+        })
+    }
+
+    private func finishThreadRead(_ threadID: String, _ error: APIError?) {
+        for waiting in waitingForThread.removeValue(forKey: threadID) ?? [] { waiting(error) }
+    }
+
     /// Threads read from the store (a link, provisioning, another process's link) into the state, with their
     /// people's names. A thread the state has already keeps everything but its `active`.
     func learn(_ threads: [ThreadRow], _ names: [String: String]) {
