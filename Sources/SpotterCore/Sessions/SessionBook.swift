@@ -263,6 +263,15 @@ public struct SessionBook: Sendable {
         }.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
     }
 
+    /// A page of `calendar(of:from:to:)`: the first `limit` sessions after `after` (a session's start and id,
+    /// in calendar order), and whether more follow.
+    public func calendarPage(of userID: String, from: Int64, to: Int64, after: (start: Int64, id: String)?,
+                             limit: Int) -> (sessions: [Session], more: Bool) {
+        var all = calendar(of: userID, from: from, to: to)
+        if let after { all.removeAll { ($0.start, $0.id) <= (after.start, after.id) } }
+        return (Array(all.prefix(limit)), all.count > limit)
+    }
+
     /// A coach's sessions waiting for a conflict decision (the dashboard badge).
     public func pendingResolutions(ofCoach coachID: String) -> [Session] {
         sessions(of: coachID).filter { $0.coachID == coachID && $0.status == .needsResolution }.sorted { $0.start < $1.start }

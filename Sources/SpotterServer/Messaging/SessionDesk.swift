@@ -96,9 +96,30 @@ final class SessionDesk {
         let from = command.from ?? now - 86_400
         let to = command.to ?? now + 30 * 86_400
         guard from < to, to - from <= 92 * 86_400 else { return .failure(APIError(.outOfRange, field: "to")) }
-        let result = SessionsResult(sessions: book.calendar(of: userID, from: from, to: to).map(\.view),
-                                    pendingResolutions: book.pendingResolutions(ofCoach: userID).count)
-        return .success(result.jsonText)
+        let limit = command.limit ?? SessionsCommand.defaultLimit
+        guard SessionsCommand.limits.contains(limit) else { return .failure(APIError(.outOfRange, field: "limit")) }
+        var after: (start: Int64, id: String)?
+        if let cursor = command.cursor {
+            guard let parsed = Self.parseCursor(cursor) else { return .failure(APIError(.badRequest, field: "cursor")) }
+            after = parsed
+        }
+        let page = book.calendarPage(of: userID, from: from, to: to, after: after, limit: limit)
+        let pending = book.pendingResolutions(ofCoach: userID).count
+        let budget = ReplyPage.budget(outbound: hub.server.config.maxOutboundBytes)
+        return .success(ReplyPage.fitting(limit: page.sessions.count, budget: budget) { count in
+            let shown = page.sessions.prefix(count)
+            let next = (count < page.sessions.count || page.more) ? shown.last.map(Self.cursor(after:)) : nil
+            return SessionsResult(sessions: shown.map(\.view), pendingResolutions: pending, nextCursor: next).jsonText
+        })
+    }
+
+    /// A `sessions` cursor: the last listed session's start and id (`1790000000:uuid`), opaque to clients.
+    static func cursor(after session: Session) -> String { "\(session.start):\(session.id)" }
+
+    static func parseCursor(_ text: String) -> (start: Int64, id: String)? {
+        guard let colon = text.firstIndex(of: ":"), let start = Int64(text[..<colon]) else { return nil }
+        let id = String(text[text.index(after: colon)...])
+        return id.isEmpty ? nil : (start, id)
     }
 
     /// What the client's tier refuses (`--tiers`): a call longer than the tier's (`invalid_duration`, naming
