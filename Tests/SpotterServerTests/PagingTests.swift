@@ -79,6 +79,43 @@ struct PagingTests {
         #expect(try coach.result("me")["id"] as? String == chat.fixture.coachX.id)
     }
 
+    @Test func pagesOfLargeMealLogsAreCutShortInMealsAndHistoryAndStillReachTheEnd() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let client = try chat.socket(chat.fixture.clientA.access)
+        // 50 ingredients of 100 two-byte characters: about 10 KB a meal log, 40 of them about 400 KB.
+        let ingredients = (0..<50).map { "\($0)" + String(repeating: "ب", count: 98) }
+        for index in 0..<40 {
+            _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "m\(index)", "kind": "meal_log",
+                                                   "meal": ["name": "Meal \(index)", "ingredients": ingredients, "calories": 300,
+                                                            "protein_g": 20, "carbs_g": 30, "fats_g": 10, "meal_type": "lunch"]])
+        }
+        let expected = (0..<40).reversed().map { "m\($0)" }
+        var meals: [String] = [], before: Int?, firstPage: Int?
+        repeat {
+            var fields: [String: Any] = ["limit": 40]
+            if let before { fields["before"] = before }
+            let page = try client.result("meals", fields)
+            let batch = try #require(page["meals"] as? [[String: Any]])
+            firstPage = firstPage ?? batch.count
+            meals += batch.compactMap { $0["client_message_id"] as? String }
+            before = page["has_more"] as? Bool == true ? batch.last?["cursor"] as? Int : nil
+        } while before != nil
+        #expect(firstPage ?? 40 < 40 && meals == expected)
+        var history: [String] = [], beforeSeq: Int?, firstHistory: Int?
+        repeat {
+            var fields: [String: Any] = ["thread_id": chat.thread, "limit": 100]
+            if let beforeSeq { fields["before_seq"] = beforeSeq }
+            let page = try client.result("history", fields)
+            let batch = try #require(page["messages"] as? [[String: Any]])
+            firstHistory = firstHistory ?? batch.count
+            history += batch.compactMap { $0["client_message_id"] as? String }
+            beforeSeq = page["has_more"] as? Bool == true ? batch.last?["seq"] as? Int : nil
+        } while beforeSeq != nil
+        #expect(firstHistory ?? 40 < 40 && history == expected)
+        #expect(try client.result("me")["id"] as? String == chat.fixture.clientA.id)
+    }
+
     @Test func theCalendarIsReadPageByPageInOrderOfStart() throws {
         let chat = try ChatFixture()
         defer { chat.server.stop() }
