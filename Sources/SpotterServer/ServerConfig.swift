@@ -65,6 +65,11 @@ public struct ServerConfig: Sendable {
     /// socket stays open.
     public var commandBurst = 60
     public var commandsPerSecond = 30
+    /// Per account, over all its sockets (in one process), within any 60 s: `session.invite` and
+    /// `session.request` together, and `session.act`. Past either a command gets `rate_limited` with
+    /// `retry_after`: five sockets of one coach once sent 135 invites a second into a client's calendar.
+    public var sessionCreatesPerMinute = 30
+    public var sessionActsPerMinute = 120
 
     /// Records handed to the log and not yet durable, past which sends are
     /// refused at once with `rate_limited` (an overload shows as refusals;

@@ -75,7 +75,8 @@ struct JSONTextTests {
                                           text: text, meal: nil, createdAt: 9, sessionId: session.id)
                 let event = SessionEvent(change: text, session: session, message: message, unread: 3, totalUnread: 11)
                 #expect(event.jsonText == encoded(event))
-                let list = SessionsResult(sessions: full ? [session, session] : [], pendingResolutions: text.count)
+                let list = SessionsResult(sessions: full ? [session, session] : [], pendingResolutions: text.count,
+                                          nextCursor: optional)
                 #expect(list.jsonText == encoded(list))
             }
         }

@@ -282,7 +282,10 @@ struct SessionsTests {
     /// client, a client with no coach, an admin. Only the participants reach a session; the calendar shows each
     /// user their own sessions only (the meeting link never reaches anyone else).
     @Test func theAuthorizationMatrix() throws {
-        let chat = try ChatFixture { $0.commandBurst = 1000 }
+        let chat = try ChatFixture {
+            $0.commandBurst = 1000
+            $0.sessionCreatesPerMinute = 1000  // the rate is SessionLimitsTests'; here only who may act
+        }
         defer { chat.server.stop() }
         let f = chat.fixture
         let users: [(name: String, token: String)] = [

@@ -117,9 +117,11 @@ export interface SpotterCommands {
   'session.invite': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];
   'session.request': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];
   'session.act': [{ session_id: string; action: string; start?: number; reason?: string }, Record<string, unknown>];
-  sessions: [{ from?: number; to?: number }, { sessions: Record<string, unknown>[]; pending_resolutions: number }];
+  sessions: [{ from?: number; to?: number; limit?: number; cursor?: string },
+    { sessions: Record<string, unknown>[]; pending_resolutions: number; next_cursor: string | null }];
   dashboard: [{ from?: number; to?: number }, Record<string, unknown>];
-  record: [{ client_id?: string }, Record<string, unknown>];
+  record: [{ thread_id: string; limit?: number; cursor?: string },
+    { challenges_next: string | null; check_ins_next: string | null; measurements_next: string | null; [key: string]: unknown }];
   meals: [{ client_id?: string; before?: number; limit?: number }, Record<string, unknown>];
 }
 

@@ -207,6 +207,41 @@ public struct CoachingBook: Sendable {
     /// Newest first.
     public func measurements(of clientID: String) -> [MeasurementView] { (measurementsOf[clientID] ?? []).reversed() }
 
+    // MARK: - Pages (the `record` reply)
+
+    /// A page of a list, newest first: at most `limit` items older than the item `after` (nil: from the newest),
+    /// and whether older ones follow. Nil when `after` is not an item of the list. Items are only ever added at
+    /// the new end, so paging while items are added neither repeats nor skips one.
+    public struct Page<Item: Sendable>: Sendable {
+        public var items: [Item]
+        public var more: Bool
+    }
+
+    public func challengesPage(of clientID: String, after: String?, limit: Int, today: Int64) -> Page<ChallengeView>? {
+        Self.page(challengesOf[clientID] ?? [], id: { $0 }, after: after, limit: limit)
+            .map { Page(items: $0.items.compactMap { challenges[$0].map { CoachingBook.current($0, today: today) } }, more: $0.more) }
+    }
+
+    public func checkInsPage(of clientID: String, after: String?, limit: Int) -> Page<CheckInView>? {
+        Self.page(checkInsOf[clientID] ?? [], id: { $0 }, after: after, limit: limit)
+            .map { Page(items: $0.items.compactMap { checkIns[$0] }, more: $0.more) }
+    }
+
+    public func measurementsPage(of clientID: String, after: String?, limit: Int) -> Page<MeasurementView>? {
+        Self.page(measurementsOf[clientID] ?? [], id: \.id, after: after, limit: limit)
+    }
+
+    /// `list` is oldest first; the page reads it from the end.
+    static func page<Item: Sendable>(_ list: [Item], id: (Item) -> String, after: String?, limit: Int) -> Page<Item>? {
+        var end = list.endIndex
+        if let after {
+            guard let found = list.lastIndex(where: { id($0) == after }) else { return nil }
+            end = found
+        }
+        let start = max(list.startIndex, end - max(0, limit))
+        return Page(items: list[start..<end].reversed(), more: start > list.startIndex)
+    }
+
     public func goal(of clientID: String) -> GoalView? { goalOf[clientID] }
 
     /// The newest check-in's weight.

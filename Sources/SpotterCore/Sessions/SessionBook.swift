@@ -89,11 +89,15 @@ public enum SessionError: Error, Equatable, Sendable {
     case outsideJoinWindow
     /// The new slot overlaps this session of one of the participants.
     case conflict(Session)
+    /// The coach and client already have `Config.maxOpenPerPair` sessions that are not final.
+    case tooManyOpen
 }
 
 public enum SessionRules {
     public static let durations = stride(from: 15, through: 60, by: 5)
     public static let maxPurposeCharacters = 200
+    /// The `cancel_reason` of a session the server cancelled because its coaching link ended.
+    public static let linkEndedReason = "link_ended"
 }
 
 /// What the book tells the shell besides changed sessions.
@@ -115,6 +119,9 @@ public struct SessionBook: Sendable {
         public var reminderSeconds: Int64 = 600
         /// A session in progress completes by itself this long after its end (default 30 minutes).
         public var autoCompleteAfterSeconds: Int64 = 1800
+        /// Sessions one coach and client may have open (not final: pending, upcoming or under way) at once; a
+        /// new invite or request past it is refused (`tooManyOpen`), so no one can flood the other's calendar.
+        public var maxOpenPerPair = 20
         public init() {}
     }
 
@@ -198,6 +205,7 @@ public struct SessionBook: Sendable {
         guard actor != .system else { return .failure(.notParticipant) }
         if let error = Self.validate(start: start, durationMinutes: durationMinutes, now: now) { return .failure(error) }
         guard !purpose.isEmpty, purpose.count <= SessionRules.maxPurposeCharacters else { return .failure(.invalidPurpose) }
+        guard openCount(coachID: coachID, clientID: clientID) < config.maxOpenPerPair else { return .failure(.tooManyOpen) }
         var session = Session(id: id, threadID: threadID, coachID: coachID, clientID: clientID, start: start,
                               durationMinutes: durationMinutes, purpose: purpose, meetURL: meetURL,
                               status: actor == .coach ? .invited : .requested, proposedBy: actor)
@@ -270,6 +278,55 @@ public struct SessionBook: Sendable {
         }.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
     }
 
+    /// A page of `calendar(of:from:to:)`: the first `limit` sessions after `after` (a session's start and id,
+    /// in calendar order), and whether more follow.
+    public func calendarPage(of userID: String, from: Int64, to: Int64, after: (start: Int64, id: String)?,
+                             limit: Int) -> (sessions: [Session], more: Bool) {
+        var all = calendar(of: userID, from: from, to: to)
+        if let after { all.removeAll { ($0.start, $0.id) <= (after.start, after.id) } }
+        return (Array(all.prefix(limit)), all.count > limit)
+    }
+
+    /// How many sessions of the pair are not final.
+    public func openCount(coachID: String, clientID: String) -> Int {
+        var count = 0
+        for position in byUser[clientID] ?? [] where storage[position].coachID == coachID && !storage[position].status.isFinal {
+            count += 1
+        }
+        return count
+    }
+
+    // MARK: Ended links
+
+    /// The threads holding sessions that are not final, with their coach (a start checks that none is of a
+    /// link that ended while the server was down).
+    public var threadsWithOpenSessions: [String: String] {
+        var threads: [String: String] = [:]
+        for position in open { threads[storage[position].threadID] = storage[position].coachID }
+        return threads
+    }
+
+    /// The coaching link of `threadID` ended: the server cancels each of its sessions that is not final and not
+    /// under way (`cancel_reason` `link_ended`), one outcome per session in order of start. A session under way
+    /// runs to its end and completes by itself; the thread refuses every other command.
+    public mutating func endLink(threadID: String, coachID: String, now: Int64) -> [Outcome] {
+        let ending = sessions(of: coachID).filter { $0.threadID == threadID && !$0.status.isFinal && $0.status != .inProgress }
+            .sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+        var outcomes: [Outcome] = []
+        for session in ending {
+            // Re-read: cancelling one may have settled another.
+            guard let current = self[session.id], !current.status.isFinal, current.status != .inProgress else { continue }
+            touched = [:]
+            if case .success(var outcome) = perform(.cancel, on: current, by: .system, start: nil,
+                                                    reason: SessionRules.linkEndedReason, now: now) {
+                outcome.previous = touched
+                outcomes.append(outcome)
+            }
+        }
+        touched = [:]
+        return outcomes
+    }
+
     /// A coach's sessions waiting for a conflict decision (the dashboard badge).
     public func pendingResolutions(ofCoach coachID: String) -> [Session] {
         sessions(of: coachID).filter { $0.coachID == coachID && $0.status == .needsResolution }.sorted { $0.start < $1.start }
@@ -294,7 +351,13 @@ public struct SessionBook: Sendable {
     private mutating func perform(_ action: SessionAction, on session: Session, by actor: SessionActor, start: Int64?,
                                   reason: String?, now: Int64) -> Result<Outcome, SessionError> {
         let target: SessionMachine.Target
-        switch SessionMachine.next(session.status, action, by: actor, proposedBy: session.proposedBy) {
+        // The server cancels what either side could cancel (an ended link: `endLink`); the table has no such rule.
+        let decided = actor == .system && action == .cancel
+            ? SessionMachine.next(session.status, .cancel, by: .coach).flatMapError { _ in
+                SessionMachine.next(session.status, .cancel, by: .client)
+            }
+            : SessionMachine.next(session.status, action, by: actor, proposedBy: session.proposedBy)
+        switch decided {
         case .success(let next): target = next
         case .failure(let refusal): return .failure(.refused(refusal))
         }

@@ -40,7 +40,8 @@ public enum SessionText {
         case (_, .needsResolution):
             return w.lines(w.pending, w.coachConfirming(when))
         case (_, .cancelled):
-            return w.lines(w.cancelled, w.cancelledBody(w.day(after.start)), after.cancelReason.map(w.reason) ?? "")
+            let why = after.cancelReason == SessionRules.linkEndedReason ? w.linkEnded : after.cancelReason.map(w.reason)
+            return w.lines(w.cancelled, w.cancelledBody(w.day(after.start)), why ?? "")
         case (_, .declined):
             return w.lines(w.declined, w.declinedBody(w.day(after.start)))
         case (_, .expired):
@@ -161,6 +162,7 @@ public enum SessionText {
             ar ? "تم إلغاء جلستك يوم \(day)." : "Your session on \(day) has been cancelled."
         }
         func reason(_ text: String) -> String { ar ? "السبب: \(text)" : "Reason: \(text)" }
+        var linkEnded: String { ar ? "انتهت علاقة التدريب." : "The coaching relationship has ended." }
         func declinedBody(_ day: String) -> String { ar ? "رُفضت الجلسة يوم \(day)." : "The session on \(day) was declined." }
         func expiredBody(_ when: String) -> String {
             ar ? "لم يتم الرد على جلسة \(when) في الوقت المحدد." : "The session on \(when) was not answered in time."

@@ -45,6 +45,7 @@ extension APIError {
         case .missingStart: self.init(.missingField, field: "start")
         case .outsideJoinWindow: self.init(.outsideJoinWindow, field: "action")
         case .conflict: self.init(.sessionConflict, field: "start")
+        case .tooManyOpen: self.init(.tooManySessions, field: "thread_id")
         }
     }
 }

@@ -133,6 +133,10 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// this command was saved. Retry after `retry_after` with the same `client_message_id`.
     case unavailable = "unavailable"
 
+    // Issue 26 (sessions under attack).
+    /// 409: a coach and client already have 20 open sessions (pending or upcoming); one must end first.
+    case tooManySessions = "too_many_sessions"
+
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
 
@@ -310,6 +314,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .unsafeGoal:
             return (400, "This goal is below a safe body fat (8% for men, 15% for women). Choose a higher target.",
                     "هذا الهدف أقل من نسبة الدهون الآمنة (8% للرجال و15% للنساء). اختر هدفًا أعلى.")
+        case .tooManySessions:
+            return (409, "You already have 20 open sessions together. Cancel or finish one before adding another.",
+                    "لديكما بالفعل 20 جلسة مفتوحة. ألغِ جلسة أو أنهِها قبل إضافة أخرى.")
         case .unavailable:
             return (503, "The service can't save this right now. Nothing was saved; please try again in a moment.",
                     "تعذّر على الخدمة حفظ هذا الآن. لم يُحفظ شيء؛ يرجى المحاولة مرة أخرى بعد قليل.")

@@ -330,6 +330,7 @@ extension SessionEvent {
 extension SessionsResult {
     public var jsonText: String {
         var json = JSONText()
+        if let nextCursor { json.field("next_cursor", nextCursor) } else { json.field("next_cursor", json: "null") }
         json.field("pending_resolutions", Int64(pendingResolutions))
         json.field("sessions", json: "[" + sessions.map(\.jsonText).joined(separator: ",") + "]")
         return json.finish()

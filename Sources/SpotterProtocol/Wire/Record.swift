@@ -342,14 +342,21 @@ public struct GoalSetCommand: Codable, Sendable, Equatable, KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
 
-/// `record` (either participant): the client's record as it stands, newest first.
+/// `record` (either participant): the client's record as it stands, newest first, a page at a time. Without
+/// `cursor`, the first page of each list (challenges, check-ins, measurements), at most `limit` (1–100,
+/// default 20) items each; with `cursor` (a `*_next` of an earlier reply), the next page of that list alone.
 public struct RecordCommand: Codable, Sendable, Equatable, KnownFields {
     public init() {}
     public var threadId: String?
+    public var limit: Int?
+    public var cursor: String?
     enum CodingKeys: String, CodingKey, CaseIterable {
+        case limit, cursor
         case threadId = "thread_id"
     }
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+    public static let defaultLimit = 20
+    public static let limits = 1...100
 }
 
 /// The reply to `record`.
@@ -362,8 +369,14 @@ public struct RecordResult: Codable, Sendable, Equatable {
     public var challenges: [ChallengeView]
     public var checkIns: [CheckInView]
     public var measurements: [MeasurementView]
+    /// Where each list's next page starts (send it as `cursor`); null when the list is complete, or not the
+    /// one a `cursor` asked for.
+    public var challengesNext: String?
+    public var checkInsNext: String?
+    public var measurementsNext: String?
     public init(threadId: String, clientId: String, latestWeightKg: Double?, nextMeasurementAt: Int64?, goal: GoalView?,
-                challenges: [ChallengeView], checkIns: [CheckInView], measurements: [MeasurementView]) {
+                challenges: [ChallengeView], checkIns: [CheckInView], measurements: [MeasurementView],
+                challengesNext: String? = nil, checkInsNext: String? = nil, measurementsNext: String? = nil) {
         self.threadId = threadId
         self.clientId = clientId
         self.latestWeightKg = latestWeightKg
@@ -372,6 +385,9 @@ public struct RecordResult: Codable, Sendable, Equatable {
         self.challenges = challenges
         self.checkIns = checkIns
         self.measurements = measurements
+        self.challengesNext = challengesNext
+        self.checkInsNext = checkInsNext
+        self.measurementsNext = measurementsNext
     }
     enum CodingKeys: String, CodingKey {
         case goal, challenges, measurements
@@ -380,6 +396,25 @@ public struct RecordResult: Codable, Sendable, Equatable {
         case latestWeightKg = "latest_weight_kg"
         case nextMeasurementAt = "next_measurement_at"
         case checkIns = "check_ins"
+        case challengesNext = "challenges_next"
+        case checkInsNext = "check_ins_next"
+        case measurementsNext = "measurements_next"
+    }
+
+    /// The three `*_next` cursors are written as null at the end, never left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(threadId, forKey: .threadId)
+        try container.encode(clientId, forKey: .clientId)
+        try container.encodeIfPresent(latestWeightKg, forKey: .latestWeightKg)
+        try container.encodeIfPresent(nextMeasurementAt, forKey: .nextMeasurementAt)
+        try container.encodeIfPresent(goal, forKey: .goal)
+        try container.encode(challenges, forKey: .challenges)
+        try container.encode(checkIns, forKey: .checkIns)
+        try container.encode(measurements, forKey: .measurements)
+        try container.encode(challengesNext, forKey: .challengesNext)
+        try container.encode(checkInsNext, forKey: .checkInsNext)
+        try container.encode(measurementsNext, forKey: .measurementsNext)
     }
 }
 

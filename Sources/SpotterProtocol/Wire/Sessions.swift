@@ -134,24 +134,48 @@ public struct SessionActCommand: Codable, Sendable, Equatable {
 }
 
 /// `sessions`: your sessions whose time meets [from, to) (default: the next 30 days), by start; for a coach,
-/// every client's. Also the coach's pending conflict resolutions.
+/// every client's. Also the coach's pending conflict resolutions. A page at a time: at most `limit` sessions
+/// (1–200, default 100), after `cursor` (the previous page's `next_cursor`; send the same `from` and `to`).
 public struct SessionsCommand: Codable, Sendable, Equatable {
     public var from: Int64?
     public var to: Int64?
-    enum CodingKeys: String, CodingKey, CaseIterable { case from, to }
+    public var limit: Int?
+    public var cursor: String?
+    public init(from: Int64? = nil, to: Int64? = nil, limit: Int? = nil, cursor: String? = nil) {
+        self.from = from
+        self.to = to
+        self.limit = limit
+        self.cursor = cursor
+    }
+    enum CodingKeys: String, CodingKey, CaseIterable { case from, to, limit, cursor }
+
+    public static let defaultLimit = 100
+    public static let limits = 1...200
 }
 
-/// The reply to `sessions`.
+/// The reply to `sessions`: one page.
 public struct SessionsResult: Codable, Sendable, Equatable {
     public var sessions: [SessionView]
     /// Sessions waiting for the coach's conflict decision (the dashboard badge); empty for a client.
     public var pendingResolutions: Int
-    public init(sessions: [SessionView], pendingResolutions: Int) {
+    /// Where the next page starts (send it as `cursor`); null on the last page.
+    public var nextCursor: String?
+    public init(sessions: [SessionView], pendingResolutions: Int, nextCursor: String? = nil) {
         self.sessions = sessions
         self.pendingResolutions = pendingResolutions
+        self.nextCursor = nextCursor
     }
     enum CodingKeys: String, CodingKey {
         case sessions
         case pendingResolutions = "pending_resolutions"
+        case nextCursor = "next_cursor"
+    }
+
+    /// `next_cursor` is written as null on the last page, never left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(sessions, forKey: .sessions)
+        try container.encode(pendingResolutions, forKey: .pendingResolutions)
+        try container.encode(nextCursor, forKey: .nextCursor)
     }
 }

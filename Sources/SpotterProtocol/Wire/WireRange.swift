@@ -45,6 +45,13 @@ extension SessionsCommand {
     public func checkRanges() throws(APIError) {
         try WireRange.check(from, in: WireRange.time, field: "from")
         try WireRange.check(to, in: WireRange.time, field: "to")
+        try WireRange.check(limit, in: WireRange.count, field: "limit")
+    }
+}
+
+extension RecordCommand {
+    public func checkRanges() throws(APIError) {
+        try WireRange.check(limit, in: WireRange.count, field: "limit")
     }
 }
 

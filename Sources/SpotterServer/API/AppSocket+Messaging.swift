@@ -142,15 +142,19 @@ extension AppSocket {
         // System messages about sessions are worded for the reader.
         let reader: SessionActor = actor.userID == coachID ? .coach : .client
         let (language, timeZone) = api.server.sessions.wording(for: actor.userID)
-        runAndReply(id: id) { () -> HistoryResult in
+        let budget = ReplyPage.budget(outbound: api.server.config.maxOutboundBytes)
+        runAndReplyJSON(id: id) { () -> String in
             let page = try log.history(threadNo: no, beforeSeq: before, limit: limit + 1)
-            return HistoryResult(
-                messages: page.prefix(limit).compactMap { record in
-                    record.kind == .session
-                        ? SessionText.message(record, threadID: threadID, recipient: reader, language: language, timeZone: timeZone)
-                        : ChatState.messageView(record, threadID: threadID, senderID: record.side == .coach ? coachID : clientID)
-                },
-                hasMore: page.count > limit)
+            let messages = page.prefix(limit).compactMap { record in
+                record.kind == .session
+                    ? SessionText.message(record, threadID: threadID, recipient: reader, language: language, timeZone: timeZone)
+                    : ChatState.messageView(record, threadID: threadID, senderID: record.side == .coach ? coachID : clientID)
+            }
+            // A page of long messages is cut short to stay under the outbound bound (`ReplyPage`).
+            return ReplyPage.fitting(limit: messages.count, budget: budget) { count in
+                JSON.encode(HistoryResult(messages: Array(messages.prefix(count)),
+                                          hasMore: count < messages.count || page.count > limit))
+            }
         }
     }
 

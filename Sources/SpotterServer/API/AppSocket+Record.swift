@@ -55,15 +55,20 @@ extension AppSocket {
         let byNo = Dictionary(uniqueKeysWithValues: threads.map { ($0.no, (id: $0.id, client: $0.clientID)) })
         let log = hub.log
         let before = command.before
-        runAndReply(id: id) { () -> MealsResult in
+        let budget = ReplyPage.budget(outbound: api.server.config.maxOutboundBytes)
+        runAndReplyJSON(id: id) { () -> String in
             let page = try log.meals(threadNos: Array(byNo.keys), before: before, limit: limit + 1)
             let decoder = JSONDecoder()
-            return MealsResult(meals: page.prefix(limit).compactMap { record in
+            let meals = page.prefix(limit).compactMap { record -> MealEntry? in
                 guard let thread = byNo[record.threadNo], let body = record.body,
                       let meal = try? decoder.decode(MealLog.self, from: Data(body.utf8)) else { return nil }
                 return MealEntry(threadId: thread.id, clientId: thread.client, seq: record.seq, cursor: record.pos,
                                  clientMessageId: record.ref ?? "", createdAt: record.at, meal: meal)
-            }, hasMore: page.count > limit)
+            }
+            // A page of large meal logs is cut short to stay under the outbound bound (`ReplyPage`).
+            return ReplyPage.fitting(limit: meals.count, budget: budget) { count in
+                JSON.encode(MealsResult(meals: Array(meals.prefix(count)), hasMore: count < meals.count || page.count > limit))
+            }
         }
     }
 }

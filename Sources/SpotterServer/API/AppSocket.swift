@@ -242,6 +242,11 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         })
     }
 
+    /// Runs `work` off the loop and replies with the JSON text it returns (a page already fitted: `ReplyPage`).
+    func runAndReplyJSON(id: String?, _ work: @escaping @Sendable () throws -> String) {
+        api.server.loop.runBlocking({ blockingResult(work) }, then: { [self] result in answer(id: id, result) })
+    }
+
     /// The reply to `id`: the result's JSON, or the error.
     func answer(id: String?, _ result: Result<String, APIError>) {
         switch result {

@@ -569,6 +569,10 @@ final class MessagingHub {
                 for record in outcome.records {
                     state.apply(record)
                     publish(record)
+                    // An ended link ends its sessions (the server cancels them, each with a system message).
+                    if let thread = state.thread(no: record.threadNo), !thread.active {
+                        server.sessions.linkEnded(thread, now: record.at)
+                    }
                     guard let thread = state.thread(no: record.threadNo), thread.active else { continue }
                     for side in [Side.coach, Side.client] where broker.isOnline(thread.userID(side.other)) {
                         broker.publishEphemeral(userID: thread.userID(side), frame:

@@ -165,13 +165,54 @@ final class RecordDesk {
         } catch {
             return .failure(error)
         }
+        let limit = command.limit ?? RecordCommand.defaultLimit
+        guard RecordCommand.limits.contains(limit) else { return .failure(APIError(.outOfRange, field: "limit")) }
+        // A cursor names its list and the last item shown (`check_ins:<id>`): the next page of that list alone.
+        var list: String?, after: String?
+        if let cursor = command.cursor {
+            guard let colon = cursor.firstIndex(of: ":"), ["challenges", "check_ins", "measurements"].contains(cursor[..<colon]) else {
+                return .failure(APIError(.badRequest, field: "cursor"))
+            }
+            list = String(cursor[..<colon])
+            after = String(cursor[cursor.index(after: colon)...])
+        }
         let client = thread.clientID
+        // A list the cursor does not name gets an empty page (the guard below refuses a cursor of no item).
+        let size = { (name: String) in list == nil || list == name ? limit : 0 }
+        let day = today(of: client, now: now)
+        guard let challenges = book.challengesPage(of: client, after: list == "challenges" ? after : nil,
+                                                   limit: size("challenges"), today: day),
+              let checkIns = book.checkInsPage(of: client, after: list == "check_ins" ? after : nil, limit: size("check_ins")),
+              let measurements = book.measurementsPage(of: client, after: list == "measurements" ? after : nil,
+                                                       limit: size("measurements"))
+        else {
+            return .failure(APIError(.badRequest, field: "cursor"))  // not an item of its list (or not this client's)
+        }
+        let budget = ReplyPage.budget(outbound: hub.server.config.maxOutboundBytes)
+        let longest = max(challenges.items.count, checkIns.items.count, measurements.items.count)
+        return .success(ReplyPage.fitting(limit: longest, budget: budget) { count in
+            RecordDesk.recordPage(threadID: thread.id, clientID: client, book: book, count: count,
+                                  challenges, checkIns, measurements)
+        })
+    }
+
+    /// The `record` reply showing at most `count` items of each page, each list's next cursor after what it shows.
+    static func recordPage(threadID: String, clientID: String, book: CoachingBook, count: Int,
+                           _ challenges: CoachingBook.Page<ChallengeView>, _ checkIns: CoachingBook.Page<CheckInView>,
+                           _ measurements: CoachingBook.Page<MeasurementView>) -> String {
+        func next<Item>(_ name: String, _ page: CoachingBook.Page<Item>, _ id: (Item) -> String) -> String? {
+            let shown = page.items.prefix(count)
+            guard count < page.items.count || page.more, let last = shown.last else { return nil }
+            return name + ":" + id(last)
+        }
         let result = RecordResult(
-            threadId: thread.id, clientId: client, latestWeightKg: book.latestWeight(of: client),
-            nextMeasurementAt: book.nextMeasurementAllowed(of: client), goal: book.goal(of: client),
-            challenges: book.challenges(of: client, today: today(of: client, now: now)), checkIns: book.checkIns(of: client),
-            measurements: book.measurements(of: client))
-        return .success(JSONText.encoder.encodeToString(result))
+            threadId: threadID, clientId: clientID, latestWeightKg: book.latestWeight(of: clientID),
+            nextMeasurementAt: book.nextMeasurementAllowed(of: clientID), goal: book.goal(of: clientID),
+            challenges: Array(challenges.items.prefix(count)), checkIns: Array(checkIns.items.prefix(count)),
+            measurements: Array(measurements.items.prefix(count)),
+            challengesNext: next("challenges", challenges, \.id), checkInsNext: next("check_ins", checkIns, \.id),
+            measurementsNext: next("measurements", measurements, \.id))
+        return JSONText.encoder.encodeToString(result)
     }
 
     // MARK: - The coach's dashboard

@@ -15,6 +15,12 @@ final class SessionDesk {
     let meetBaseURL: String
     let directory: UserDirectory?
     private var timer: Timer?
+    /// Per account, shared by all its sockets (in this process): `session.invite` and `session.request`
+    /// together, and `session.act`. Past either a command gets `rate_limited` with `retry_after`.
+    private var createsByAccount: RateLimiter
+    private var actsByAccount: RateLimiter
+    /// Whether the first tick has cancelled the sessions of links that ended while no process was up to.
+    private var sweptEndedLinks = false
 
     init(hub: MessagingHub, sessions: [Session], meetBaseURL: String, directory: UserDirectory?,
          config: SessionBook.Config = SessionBook.Config()) {
@@ -22,6 +28,8 @@ final class SessionDesk {
         self.book = SessionBook(config: config, sessions: sessions)
         self.meetBaseURL = meetBaseURL
         self.directory = directory
+        createsByAccount = RateLimiter(limit: max(1, hub.server.config.sessionCreatesPerMinute), windowSeconds: 60)
+        actsByAccount = RateLimiter(limit: max(1, hub.server.config.sessionActsPerMinute), windowSeconds: 60)
         hub.sessionEvents = { [unowned self] record, thread in events(for: record, thread) }
         hub.onReload.append { [unowned self] loaded in book = SessionBook(config: book.config, sessions: loaded.sessions) }
     }
@@ -40,6 +48,7 @@ final class SessionDesk {
         let invite = Mark.self == Invite.self
         do throws(APIError) {
             if let refusal = hub.writeRefusal { throw refusal }
+            try Self.limit(&createsByAccount, userID, now: now)
             guard let threadID = command.threadId else { throw APIError(.missingField, field: "thread_id") }
             guard let start = command.start else { throw APIError(.missingField, field: "start") }
             guard let minutes = command.durationMinutes else { throw APIError(.missingField, field: "duration_minutes") }
@@ -69,6 +78,7 @@ final class SessionDesk {
 
     func act(_ command: SessionActCommand, by userID: String, now: Int64, reply: @escaping (Result<String, APIError>) -> Void) {
         if let refusal = hub.writeRefusal { return reply(.failure(refusal)) }
+        do throws(APIError) { try Self.limit(&actsByAccount, userID, now: now) } catch { return reply(.failure(error)) }
         guard let id = command.sessionId else { return reply(.failure(APIError(.missingField, field: "session_id"))) }
         guard let name = command.action else { return reply(.failure(APIError(.missingField, field: "action"))) }
         // The server's own actions are not commands.
@@ -76,6 +86,10 @@ final class SessionDesk {
             return reply(.failure(APIError(.badRequest, field: "action")))
         }
         let actor = book[id]?.actor(userID)
+        // A session of an ended link is no one's to move (its participants learn nothing more of each other).
+        if actor != nil, let session = book[id], hub.state.thread(id: session.threadID)?.active == false {
+            return reply(.failure(APIError(.threadInactive, field: "session_id")))
+        }
         // An accept confirms the session: it must fit the client's video calls of its month (`--tiers`).
         if action == .accept, let session = book[id],
            [.invited, .requested, .alternativeProposed].contains(session.status),
@@ -91,14 +105,61 @@ final class SessionDesk {
         }
     }
 
+    /// One attempt of `userID` against `limiter` at `now`: `rate_limited` with the wait when past the limit.
+    private static func limit(_ limiter: inout RateLimiter, _ userID: String, now: Int64) throws(APIError) {
+        if case .limited(let wait) = limiter.attempt(userID, now: now) {
+            throw APIError(.rateLimited, field: "type", retryAfterSeconds: wait)
+        }
+    }
+
+    // MARK: - Ended links
+
+    /// The coaching link of `thread` ended (a coach change approved): the server cancels its sessions that are
+    /// not final and not under way, each a record and a system message (`link_ended`), so nothing the former
+    /// coach set up still moves in the former client's calendar.
+    func linkEnded(_ thread: ChatThread, now: Int64) {
+        for outcome in book.endLink(threadID: thread.id, coachID: thread.coachID, now: now) {
+            commit(outcome, actor: .system, action: .cancel, now: now, reply: nil)
+        }
+    }
+
+    /// The sessions of links that ended before their sessions were cancelled (a crash between the two commits).
+    private func sweepEndedLinks(now: Int64) {
+        sweptEndedLinks = true
+        for (threadID, _) in book.threadsWithOpenSessions {
+            if let thread = hub.state.thread(id: threadID), !thread.active { linkEnded(thread, now: now) }
+        }
+    }
+
     /// `sessions`: the user's sessions meeting [from, to), and (for a coach) the pending resolutions.
     func list(_ command: SessionsCommand, by userID: String, now: Int64) -> Result<String, APIError> {
         let from = command.from ?? now - 86_400
         let to = command.to ?? now + 30 * 86_400
         guard from < to, to - from <= 92 * 86_400 else { return .failure(APIError(.outOfRange, field: "to")) }
-        let result = SessionsResult(sessions: book.calendar(of: userID, from: from, to: to).map(\.view),
-                                    pendingResolutions: book.pendingResolutions(ofCoach: userID).count)
-        return .success(result.jsonText)
+        let limit = command.limit ?? SessionsCommand.defaultLimit
+        guard SessionsCommand.limits.contains(limit) else { return .failure(APIError(.outOfRange, field: "limit")) }
+        var after: (start: Int64, id: String)?
+        if let cursor = command.cursor {
+            guard let parsed = Self.parseCursor(cursor) else { return .failure(APIError(.badRequest, field: "cursor")) }
+            after = parsed
+        }
+        let page = book.calendarPage(of: userID, from: from, to: to, after: after, limit: limit)
+        let pending = book.pendingResolutions(ofCoach: userID).count
+        let budget = ReplyPage.budget(outbound: hub.server.config.maxOutboundBytes)
+        return .success(ReplyPage.fitting(limit: page.sessions.count, budget: budget) { count in
+            let shown = page.sessions.prefix(count)
+            let next = (count < page.sessions.count || page.more) ? shown.last.map(Self.cursor(after:)) : nil
+            return SessionsResult(sessions: shown.map(\.view), pendingResolutions: pending, nextCursor: next).jsonText
+        })
+    }
+
+    /// A `sessions` cursor: the last listed session's start and id (`1790000000:uuid`), opaque to clients.
+    static func cursor(after session: Session) -> String { "\(session.start):\(session.id)" }
+
+    static func parseCursor(_ text: String) -> (start: Int64, id: String)? {
+        guard let colon = text.firstIndex(of: ":"), let start = Int64(text[..<colon]) else { return nil }
+        let id = String(text[text.index(after: colon)...])
+        return id.isEmpty ? nil : (start, id)
     }
 
     /// What the client's tier refuses (`--tiers`): a call longer than the tier's (`invalid_duration`, naming
@@ -129,8 +190,13 @@ final class SessionDesk {
 
     func tick() {
         // In a cluster one process fires the timers (the one holding the timer lease), so each fires once.
-        guard !hub.isOverloaded, hub.server.holdsTimers else { return }
         let now = unixNow()
+        if now % 60 == 0 {
+            createsByAccount.prune(now: now)
+            actsByAccount.prune(now: now)
+        }
+        guard !hub.isOverloaded, hub.server.holdsTimers else { return }
+        if !sweptEndedLinks { sweepEndedLinks(now: now) }
         let outcome = book.tick(now: now)
         guard !outcome.changed.isEmpty else { return }
         commit(outcome, actor: .system, action: nil, now: now, reply: nil, for: nil, about: nil)
