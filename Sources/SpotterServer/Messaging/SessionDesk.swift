@@ -119,7 +119,7 @@ final class SessionDesk {
     /// coach set up still moves in the former client's calendar.
     func linkEnded(_ thread: ChatThread, now: Int64) {
         for outcome in book.endLink(threadID: thread.id, coachID: thread.coachID, now: now) {
-            commit(outcome, actor: .system, action: .cancel, now: now, reply: nil)
+            commit(outcome, actor: .system, action: .cancel, now: now, reply: nil, for: nil, about: nil)
         }
     }
 
