@@ -13,4 +13,17 @@ static inline size_t spotter_uv_write_size(void) { return sizeof(uv_write_t); }
 static inline uv_buf_t spotter_uv_buf(void *base, size_t len) {
     return uv_buf_init((char *)base, (unsigned int)len);
 }
+/* Bytes in the kernel's send queue of a socket, not yet acknowledged by
+   the peer (SIOCOUTQ, which Linux spells TIOCOUTQ for sockets too), or -1.
+   ioctl is variadic, which Swift cannot call. */
+#if defined(__linux__)
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+static inline int spotter_socket_unsent_bytes(int fd) {
+    int count = 0;
+    return ioctl(fd, TIOCOUTQ, &count) == 0 ? count : -1;
+}
+#else
+static inline int spotter_socket_unsent_bytes(int fd) { (void)fd; return -1; }
+#endif
 #endif

@@ -73,6 +73,38 @@ public final class TCPConnection: LoopHandle {
     /// Bytes accepted by `send` and not yet taken by the kernel.
     public var queuedBytes: Int { outbound.count + inFlightBytes }
 
+    /// The kernel did not take everything offered (a write is waiting for room): its send buffer is full,
+    /// the peer is not keeping up.
+    public var isBackedUp: Bool { inFlightBytes > 0 }
+
+    /// Bytes in the kernel's send queue (written, not yet acknowledged by the peer), by SIOCOUTQ; 0 where
+    /// it cannot be read. One system call: ask only about sockets that are backed up.
+    public var kernelQueuedBytes: Int {
+        guard !isClosed else { return 0 }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(handle, &fd) == 0 else { return 0 }
+        return max(0, Int(spotter_socket_unsent_bytes(fd)))
+    }
+
+    /// Caps the kernel's send buffer (SO_SNDBUF; Linux doubles the value, and stops autotuning it).
+    public func setSendBufferSize(_ bytes: Int) {
+        guard !isClosed, bytes > 0 else { return }
+        var value = Int32(clamping: bytes)
+        _ = uv_send_buffer_size(handle, &value)
+    }
+
+    /// Closes at once, discarding what the kernel still holds for the peer (a RST instead of a FIN), so a
+    /// peer that never reads cannot keep that memory in use after the socket is given up on.
+    public func resetAndClose() {
+        guard !isClosed else { return }
+        var fd: uv_os_fd_t = -1
+        if uv_fileno(handle, &fd) == 0 {
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+        close()
+    }
+
     /// Capacity held by the outbound buffer while nothing is queued.
     public var idleOutboundCapacity: Int { outbound.capacity }
 

@@ -37,6 +37,8 @@ final class Connection {
     private var closeDeadline: UInt64?
     /// What the WebSocket ended with, counted once in metrics when decided.
     private(set) var closeCode: CloseCode?
+    /// The signed-in account of an app socket (`OutboundLedger`), nil otherwise.
+    var account: String?
 
     init(id: UInt64, tcp: TCPConnection, server: Server, now: UInt64) {
         self.id = id
@@ -46,6 +48,9 @@ final class Connection {
         parser = HTTPRequestParser(maxBodyBytes: server.config.maxRequestBodyBytes)
         // Uploads may be larger than other bodies; their endpoints say how large (anything more is refused from the head).
         parser.largerBodyLimit = { API.bodyLimit(for: $0) }
+        // Their bodies are not buffered: the head is checked first (token, thread, the bound on uploads in
+        // flight), then the body streams to a file (`UploadSink`).
+        parser.streamsBody = { API.bodyLimit(for: $0) != nil }
         session = WebSocketSession(role: .server, maxMessageBytes: server.config.maxMessageBytes)
     }
 
@@ -54,8 +59,10 @@ final class Connection {
         tcp.onEnd = { [unowned self] _ in self.peerEnded() }
         tcp.onClose = { [unowned self] in
             if self.isHTTP { self.phase = .closing }  // leaves the HTTP-phase count
+            self.endUpload()
             self.endpoint?.closed(on: self)
             self.endpoint = nil
+            self.server.outbound.remove(self)
             self.server.connectionClosed(self)
         }
         tcp.startReading()
@@ -75,10 +82,16 @@ final class Connection {
         case .http:
             if requestStartedAt == nil { requestStartedAt = now }
             parser.append(bytes)
-            serveHTTP()
+            if let upload {
+                upload.sink.append(parser.takeStreamedBody())  // the rest (a pipelined request) waits in the parser
+                // Nothing more is read until this upload is answered.
+                if parser.streamedBodyRemaining == 0 { tcp.stopReading() }
+            } else {
+                serveHTTP()
+            }
         case .webSocket(let endpoint):
             receive(bytes, endpoint)
-            if tcp.queuedBytes > server.config.maxOutboundBytes { closeSlowReader() }
+            checkOutbound()
         case .closing:
             break  // bytes after the closing handshake are discarded
         }
@@ -96,9 +109,12 @@ final class Connection {
     /// `requestTimeoutSeconds` of it (a slow head cannot hold the connection).
     private(set) var requestStartedAt: UInt64?
 
+    /// An upload whose body is being streamed to disk (its head was admitted), nil otherwise.
+    private var upload: (request: HTTPRequest, sink: UploadSink, admission: UploadAdmission)?
+
     /// Still in the HTTP phase and not waiting on the server: may be evicted
     /// to admit a new connection when the HTTP-phase bound is reached.
-    var isWaitingForRequest: Bool { isHTTP && !awaitingResponse }
+    var isWaitingForRequest: Bool { isHTTP && !awaitingResponse && upload == nil }
 
     var isHTTP: Bool {
         if case .http = phase { return true }
@@ -118,8 +134,21 @@ final class Connection {
                 refuse(error, .english)
                 return
             }
+            if parser.streamedBodyRemaining > 0 {
+                // An upload's head: decided before a byte of its body is read.
+                switch server.route(request, peer: tcp.peerAddress) {
+                case .receiveBody(let admission): receiveBody(request, admission)
+                case .respond(let response): answer(request, with: response)
+                case .deferred, .upgrade: refuse(HTTPError(400, "unexpected request body"), .english)
+                }
+                return
+            }
             requestStartedAt = nil
             switch server.route(request, peer: tcp.peerAddress) {
+            case .receiveBody(let admission):
+                // Only a request with a body is admitted as an upload; the endpoint asks for one.
+                admission.reservation.release()
+                answer(request, with: .apiError(APIError(.missingField, field: "body"), .english))
             case .respond(let response):
                 answer(request, with: response)
             case .deferred(let work):
@@ -170,9 +199,72 @@ final class Connection {
         // A refused upgrade closes: the bytes behind it are WebSocket frames,
         // not a next request.
         let refusedUpgrade = request.headers["Upgrade"] != nil
-        let keepAlive = request.keepAlive && !server.isDraining && !refusedUpgrade
+        // An upload refused from its head closes without reading its body: what the client already sent
+        // stays in the kernel's receive buffer (bounded by its window) until the socket is dropped.
+        let bodyUnread = parser.streamedBodyRemaining > 0
+        let keepAlive = request.keepAlive && !server.isDraining && !refusedUpgrade && !bodyUnread
         send(response, keepAlive: keepAlive)
         if !keepAlive { beginClosing() }
+        if bodyUnread { dropUnreadBody() }
+    }
+
+    /// After an answer to a request whose body is not wanted: nothing more is read (the peer's FIN would not
+    /// be seen either), and the socket goes a second after the answer, time for the peer to read it.
+    private func dropUnreadBody() {
+        tcp.stopReading()
+        _ = parser.takeRemaining()
+        closeDeadline = min(closeDeadline ?? .max, server.loop.nowMilliseconds + 1000)
+    }
+
+    // MARK: - Uploads
+
+    /// Streams an admitted upload's body to a temporary file, then hands the file to the endpoint. The
+    /// request timeout still runs (the body must arrive within it); a failure or a close removes the file.
+    private func receiveBody(_ request: HTTPRequest, _ admission: UploadAdmission) {
+        let sink = UploadSink(loop: server.loop, directory: admission.directory, length: admission.length)
+        upload = (request, sink, admission)
+        sink.pauseReading = { [unowned self] in tcp.stopReading() }
+        sink.resumeReading = { [unowned self] in if parser.streamedBodyRemaining > 0 { tcp.startReading() } }
+        sink.onDone = { [weak self] result in self?.bodyReceived(result) }
+        if case .http = phase, requestStartedAt == nil { requestStartedAt = server.loop.nowMilliseconds }
+        sink.append(parser.takeStreamedBody())
+        if parser.streamedBodyRemaining == 0 { tcp.stopReading() }
+    }
+
+    private func bodyReceived(_ result: Result<UploadedFile, UploadSinkError>) {
+        guard let (request, _, admission) = upload else { return }
+        upload = nil
+        requestStartedAt = nil
+        guard !tcp.isClosed, case .http = phase else {
+            admission.reservation.release()
+            if case .success(let file) = result { UploadSink.removeLeftover(file.path, loop: server.loop) }
+            return
+        }
+        switch result {
+        case .failure(let error):
+            admission.reservation.release()
+            server.logger.error("could not store an upload", metadata: ["connection": "\(id)", "error": "\(error)"])
+            send(.apiError(APIError(.internalError), .english), keepAlive: false)
+            beginClosing()
+        case .success(let file):
+            pause()
+            let loop = server.loop
+            admission.received(file) { [weak self] response in
+                admission.reservation.release()
+                UploadSink.removeLeftover(file.path, loop: loop)
+                guard let self, !self.tcp.isClosed, case .http = self.phase else { return }
+                self.answer(request, with: response)
+                self.resume()
+            }
+        }
+    }
+
+    /// The connection closed with an upload under way: its file is removed and its bytes released.
+    private func endUpload() {
+        guard let (_, sink, admission) = upload else { return }
+        upload = nil
+        sink.abort()
+        admission.reservation.release()
     }
 
     private func send(_ response: HTTPResponse, keepAlive: Bool) {
@@ -184,12 +276,15 @@ final class Connection {
     /// Answers a bad request and closes: after a framing error the rest of
     /// the stream cannot be trusted.
     private func refuse(_ error: HTTPError, _ language: Language) {
+        endUpload()  // a body timed out: its file goes
+        let bodyUnread = parser.streamedBodyRemaining > 0
         server.metrics.recordHandshakeFailure(status: error.status, reason: HTTPError.metricReason(error.status))
         server.logger.debug(
             "refused request",
             metadata: ["connection": "\(id)", "status": "\(error.status)", "reason": "\(error.reason)"])
         send(.refusal(error, language), keepAlive: false)
         beginClosing()
+        if bodyUnread { dropUnreadBody() }  // the rest of an upload that timed out is not read
     }
 
     /// The head or body did not arrive in time: 408, then close.
@@ -258,8 +353,23 @@ final class Connection {
         server.metrics.framesOut.increment()
         // A client that only receives (a coach with busy clients) and never
         // reads is bounded here; one that also sends is checked on each read.
-        if tcp.queuedBytes > server.config.maxOutboundBytes { closeSlowReader() }
+        checkOutbound()
         return true
+    }
+
+    /// Unsent bytes held for this peer: the server's queue and the kernel's send queue.
+    var heldOutboundBytes: Int { tcp.queuedBytes &+ tcp.kernelQueuedBytes }
+
+    /// The per-socket bound counts what the kernel holds too (read only once the kernel refused bytes: a
+    /// socket that keeps up costs no system call); a backed-up socket also has its account checked.
+    private func checkOutbound() {
+        let bound = server.config.maxOutboundBytes
+        guard tcp.isBackedUp || tcp.queuedBytes > bound else { return }
+        if tcp.queuedBytes > bound || heldOutboundBytes > bound {
+            closeSlowReader()
+        } else if let account {
+            server.outbound.noteBacklog(account)
+        }
     }
 
     private func sendFrameBytes(_ bytes: [UInt8]) {
@@ -284,13 +394,17 @@ final class Connection {
     /// stop reading so the peer cannot add work, and drop the socket at the
     /// close deadline whatever happens: memory stays bounded by the limit
     /// plus one message.
-    private func closeSlowReader() {
+    ///
+    /// With `accountTotal`, the socket is closed for its account's sockets together (`OutboundLedger`).
+    func closeSlowReader(accountTotal: Int? = nil) {
         guard case .webSocket = phase else { return }  // once: it may be found on a send and again on the read
         server.metrics.backpressureDisconnects.increment()
-        server.logger.info(
-            "closing slow reader", metadata: ["connection": "\(id)", "queued": "\(tcp.queuedBytes)"])
+        if accountTotal != nil { server.metrics.accountBackpressureDisconnects.increment() }
+        server.logger.info("closing slow reader", metadata: [
+            "connection": "\(id)", "queued": "\(tcp.queuedBytes)", "account_total": "\(accountTotal.map(String.init) ?? "-")"])
         recordClose(.policyViolation)
-        sendFrameBytes(FrameEncoder.frame(.close, payload: FrameEncoder.closePayload(.policyViolation, reason: "too slow: outbound queue full")))
+        let reason = accountTotal == nil ? "too slow: outbound queue full" : "too slow: account's outbound bytes over the bound"
+        sendFrameBytes(FrameEncoder.frame(.close, payload: FrameEncoder.closePayload(.policyViolation, reason: reason)))
         session.abandon()
         tcp.stopReading()
         beginClosing()
@@ -322,7 +436,10 @@ final class Connection {
     /// Called by the server's sweep timer once a second.
     func sweep(now: UInt64) {
         if let deadline = closeDeadline {
-            if now >= deadline { tcp.close() }
+            if now >= deadline {
+                // What is still unsent will not be read: a reset frees the kernel's copy at once too.
+                if tcp.queuedBytes > 0 || tcp.kernelQueuedBytes > 0 { tcp.resetAndClose() } else { tcp.close() }
+            }
             return
         }
         let silentMs = now &- lastHeard

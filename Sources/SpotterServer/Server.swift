@@ -47,6 +47,8 @@ public final class Server: @unchecked Sendable {
     private var checkpointTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
     private var connections: [UInt64: Connection] = [:]
+    /// App sockets by account, for the bound on what one account's sockets hold together.
+    private(set) lazy var outbound = OutboundLedger(maxAccountBytes: config.maxAccountOutboundBytes)
     private var nextConnectionID: UInt64 = 1
     private var actionBuffer: [WebSocketSession.Action] = []
     private var startedAt: UInt64 = 0
@@ -167,6 +169,8 @@ public final class Server: @unchecked Sendable {
         }
         self.listener = listener
         port = listener.port
+        loop.everyIteration { [unowned self] in outbound.checkBackedUpAccounts() }
+        removeLeftoverUploads()
         startedAt = loop.nowMilliseconds
         let timer = Timer(loop: loop)
         timer.start(after: 1000, repeat: 1000) { [unowned self] in sweep() }
@@ -229,6 +233,7 @@ public final class Server: @unchecked Sendable {
         }
         let id = nextConnectionID
         nextConnectionID += 1
+        tcp.setSendBufferSize(config.socketSendBufferBytes)
         let connection = Connection(id: id, tcp: tcp, server: self, now: loop.nowMilliseconds)
         connections[id] = connection
         httpPhaseCount += 1
@@ -263,6 +268,19 @@ public final class Server: @unchecked Sendable {
     private(set) var httpPhaseCount = 0
 
     func leftHTTPPhase() { httpPhaseCount -= 1 }
+
+    /// Where upload bodies are streamed while they arrive (`<attachments>/incoming`); emptied at start.
+    public var incomingUploadsDirectory: String { api.services.attachments.directory + "/incoming" }
+
+    /// Bytes of uploads admitted and not yet answered (bounded by `maxUploadBytesInFlight`).
+    private(set) var uploadBytesInFlight = 0
+
+    /// Holds `bytes` of an upload about to be received, or nil when that would pass `maxUploadBytesInFlight`.
+    func reserveUpload(_ bytes: Int) -> UploadReservation? {
+        guard bytes <= config.maxUploadBytesInFlight &- uploadBytesInFlight else { return nil }
+        uploadBytesInFlight += bytes
+        return UploadReservation(bytes: bytes) { [unowned self] released in uploadBytesInFlight -= released }
+    }
 
     /// A reusable buffer for a session's actions (one read at a time on the loop).
     func takeActionBuffer() -> [WebSocketSession.Action] {
@@ -343,6 +361,8 @@ public final class Server: @unchecked Sendable {
         case upgrade(WebSocketEndpoint)
         /// Answered later (after work off the loop) through the callback, on the loop.
         case deferred((@escaping (HTTPResponse) -> Void) -> Void)
+        /// An upload admitted from its head: its body is streamed to disk, then handed to the endpoint.
+        case receiveBody(UploadAdmission)
     }
 
     func route(_ request: HTTPRequest, peer: String) -> Route {
@@ -392,6 +412,20 @@ public final class Server: @unchecked Sendable {
             uptimeSeconds: Double(loop.nowMilliseconds &- startedAt) / 1000, connections: connections.count,
             run: storage.runNumber)
         return .json(isDraining ? 503 : 200, health)
+    }
+}
+
+extension Server {
+    /// Uploads a crash cut off leave their temporary files in `<attachments>/incoming`; they go at start
+    /// (start-up only: it blocks).
+    fileprivate func removeLeftoverUploads() {
+        let directory = incomingUploadsDirectory
+        guard let folder = opendir(directory) else { return }
+        defer { closedir(folder) }
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix("upload-") { unlink(directory + "/" + name) }
+        }
     }
 }
 

@@ -18,8 +18,24 @@ public struct ServerConfig: Sendable {
     /// reading is disconnected (1008) once this much piles up, so a slow
     /// reader costs at most this much memory and never delays anyone else.
     public var maxOutboundBytes = 1024 * 1024
-    /// Largest HTTP request body (sign-up and similar JSON requests).
+    /// Unsent bytes of all one account's sockets together, counting the kernel's send queues (SIOCOUTQ) as
+    /// well as the server's: many sockets of one account that never read cannot each hold
+    /// `maxOutboundBytes`. Past it the account's slowest sockets (the most held) are closed with 1008 until
+    /// the rest are under it. 4 MiB: a user's few devices each a full second of heavy traffic behind.
+    public var maxAccountOutboundBytes = 4 * 1024 * 1024
+    /// The kernel's send buffer per socket (SO_SNDBUF, which Linux doubles for its bookkeeping), set on
+    /// accept. Without it Linux grows a socket's buffer up to `tcp_wmem`'s maximum (4 MiB) for a peer that
+    /// never reads, out of the server's reach; with it, what the kernel holds per socket is known and small.
+    /// 256 KiB keeps a fast link (≈ 20 Mbit/s at 100 ms) full. 0 leaves the kernel's autotuning.
+    public var socketSendBufferBytes = 256 * 1024
+    /// Largest HTTP request body (sign-up and similar JSON requests). Uploads (attachments, the avatar) have
+    /// their own limits (10 MB, 5 MB) and stream to disk instead of memory.
     public var maxRequestBodyBytes = 64 * 1024
+    /// Upload bytes being received at once, over all connections (each upload counts its `Content-Length`
+    /// from its admitted head until it is answered). Past it an upload is refused from its head with 503
+    /// `unavailable` and `Retry-After: 1`, before its body is read. Bodies go to disk, not memory; the bound
+    /// keeps the disk and the worker pool's share for uploads in proportion: 256 MiB is 25 uploads of 10 MB at once.
+    public var maxUploadBytesInFlight = 256 * 1024 * 1024
     /// A request's head and body must arrive within this many seconds of its
     /// first byte, else 408 and close: a head sent a byte at a time
     /// (slowloris) cannot hold a connection.

@@ -31,6 +31,10 @@ final class ServerMetrics: Sendable {
     let sessionsRevoked: Counter
     /// Sign-ups and sign-ins refused because the hashing queue was full.
     let hashQueueRejections: Counter
+    /// Uploads refused from their head because `maxUploadBytesInFlight` was reached (503).
+    let uploadsRefusedBusy: Counter
+    /// Slow readers closed (1008) because their account's sockets together held more than `maxAccountOutboundBytes`.
+    let accountBackpressureDisconnects: Counter
     let writesInFlight: Gauge
     /// `message.send` commands answered with the stored message (an idempotent retry is answered, and counted, again).
     let messagesAcked: Counter
@@ -76,6 +80,8 @@ final class ServerMetrics: Sendable {
         requestTimeouts = Counter(label: "spotter_request_timeouts_total", factory: factory)
         sessionsRevoked = Counter(label: "spotter_sessions_revoked_total", factory: factory)
         hashQueueRejections = Counter(label: "spotter_hash_queue_rejections_total", factory: factory)
+        uploadsRefusedBusy = Counter(label: "spotter_uploads_refused_busy_total", factory: factory)
+        accountBackpressureDisconnects = Counter(label: "spotter_account_backpressure_disconnects_total", factory: factory)
         writesInFlight = Gauge(label: "spotter_store_writes_in_flight", factory: factory)
         outboundQueued = Gauge(label: "spotter_outbound_queued_bytes", factory: factory)
         batchesCommitted = Counter(label: "spotter_store_batches_total", factory: factory)

@@ -29,12 +29,22 @@ public struct HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
 /// `Transfer-Encoding` is refused with 501. Anything RFC 9112 calls
 /// invalid (bare LF line ends, whitespace before a colon, obsolete line
 /// folding, control characters, a missing or repeated Host) is a 400.
+///
+/// A request for which `streamsBody` answers true (an upload) is returned
+/// as soon as its head is parsed, with an empty `body`: the caller decides
+/// from the head whether to take the body at all, then takes it piece by
+/// piece with `takeStreamedBody()` (never holding it whole), and calls
+/// `next()` again only once `streamedBodyRemaining` is 0.
 public struct HTTPRequestParser: Sendable {
     public var maxHeadBytes: Int
     public var maxHeaderCount: Int
     public var maxBodyBytes: Int
     /// A larger body limit for some requests (file uploads), decided from the head: the `maxBodyBytes` of those.
     public var largerBodyLimit: (@Sendable (HTTPRequest) -> Int?)?
+    /// Requests whose body is handed over in pieces after the head (uploads), not buffered.
+    public var streamsBody: (@Sendable (HTTPRequest) -> Bool)?
+    /// Body bytes of the last streamed request that `takeStreamedBody()` has not handed over yet.
+    public private(set) var streamedBodyRemaining = 0
 
     private var buffer: [UInt8] = []
     /// Where the search for the blank line resumes.
@@ -57,6 +67,7 @@ public struct HTTPRequestParser: Sendable {
 
     /// The next complete request, or nil until more bytes arrive.
     public mutating func next() throws(HTTPError) -> HTTPRequest? {
+        guard streamedBodyRemaining == 0 else { return nil }  // the caller still owes a body's bytes
         var (request, headEnd, bodyLength): (HTTPRequest, Int, Int)
         if let waiting = waitingForBody {
             (request, headEnd, bodyLength) = waiting
@@ -69,6 +80,12 @@ public struct HTTPRequestParser: Sendable {
             headEnd = end
             request = try Self.parseHead(buffer[..<(headEnd - 4)], maxHeaderCount: maxHeaderCount)
             bodyLength = try Self.bodyLength(request.headers, maxBodyBytes: largerBodyLimit?(request) ?? maxBodyBytes)
+            if bodyLength > 0, streamsBody?(request) == true {
+                buffer.removeFirst(headEnd)
+                scanned = 0
+                streamedBodyRemaining = bodyLength
+                return request
+            }
         }
         guard buffer.count >= headEnd + bodyLength else {
             waitingForBody = (request, headEnd, bodyLength)
@@ -82,10 +99,22 @@ public struct HTTPRequestParser: Sendable {
         return request
     }
 
+    /// The streamed body's bytes buffered so far (at most `streamedBodyRemaining`), removed from the parser;
+    /// bytes behind the body stay for `next()`.
+    public mutating func takeStreamedBody() -> [UInt8] {
+        let count = min(buffer.count, streamedBodyRemaining)
+        guard count > 0 else { return [] }
+        let piece = Array(buffer[..<count])
+        buffer.removeFirst(count)
+        streamedBodyRemaining -= count
+        if buffer.isEmpty { buffer = [] }
+        return piece
+    }
+
     /// Hands over the bytes after the last request (e.g. WebSocket frames
     /// a client sent right behind its upgrade request) and empties the parser.
     public mutating func takeRemaining() -> [UInt8] {
-        defer { buffer = []; scanned = 0; waitingForBody = nil }
+        defer { buffer = []; scanned = 0; waitingForBody = nil; streamedBodyRemaining = 0 }
         return buffer
     }
 

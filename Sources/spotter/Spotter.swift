@@ -113,6 +113,21 @@ struct Serve: ParsableCommand {
     var maxOutboundBytes: Int?
 
     @Option(help: ArgumentHelp(
+        "Unsent bytes all of one account's sockets may hold (the server's queues and the kernel's) before the slowest are closed (1008). [env: SPOTTER_MAX_ACCOUNT_OUTBOUND_BYTES] (default: 4194304)",
+        valueName: "bytes"))
+    var maxAccountOutboundBytes: Int?
+
+    @Option(help: ArgumentHelp(
+        "The kernel's send buffer per socket (SO_SNDBUF; Linux doubles it); 0 leaves the kernel's autotuning. [env: SPOTTER_SOCKET_SEND_BUFFER_BYTES] (default: 262144)",
+        valueName: "bytes"))
+    var socketSendBufferBytes: Int?
+
+    @Option(help: ArgumentHelp(
+        "Upload bytes received at once over all connections; past it an upload gets 503 from its head. [env: SPOTTER_MAX_UPLOAD_BYTES_IN_FLIGHT] (default: 268435456)",
+        valueName: "bytes"))
+    var maxUploadBytesInFlight: Int?
+
+    @Option(help: ArgumentHelp(
         "Seconds of silence before a connection is closed; WebSockets are pinged at half of it. [env: SPOTTER_IDLE_TIMEOUT] (default: 60)",
         valueName: "seconds"))
     var idleTimeout: Int?
@@ -245,6 +260,12 @@ struct Serve: ParsableCommand {
         config.dataDirectory = storage.resolvedDataDirectory
         config.maxMessageBytes = try maxMessageBytes ?? envInt("SPOTTER_MAX_MESSAGE_BYTES") ?? config.maxMessageBytes
         config.maxOutboundBytes = try maxOutboundBytes ?? envInt("SPOTTER_MAX_OUTBOUND_BYTES") ?? config.maxOutboundBytes
+        config.maxAccountOutboundBytes = try maxAccountOutboundBytes ?? envInt("SPOTTER_MAX_ACCOUNT_OUTBOUND_BYTES")
+            ?? config.maxAccountOutboundBytes
+        config.socketSendBufferBytes = try socketSendBufferBytes ?? envInt("SPOTTER_SOCKET_SEND_BUFFER_BYTES")
+            ?? config.socketSendBufferBytes
+        config.maxUploadBytesInFlight = try maxUploadBytesInFlight ?? envInt("SPOTTER_MAX_UPLOAD_BYTES_IN_FLIGHT")
+            ?? config.maxUploadBytesInFlight
         config.idleTimeoutSeconds = try idleTimeout ?? envInt("SPOTTER_IDLE_TIMEOUT") ?? config.idleTimeoutSeconds
         config.pingIntervalSeconds = try pingInterval ?? envInt("SPOTTER_PING_INTERVAL")
         config.shutdownGraceSeconds = try shutdownGrace ?? envInt("SPOTTER_SHUTDOWN_GRACE") ?? config.shutdownGraceSeconds
@@ -291,6 +312,13 @@ struct Serve: ParsableCommand {
         guard config.maxOutboundBytes >= config.maxMessageBytes else {
             throw ValidationError("max outbound bytes must be at least max message bytes, or echoes of large messages would be refused")
         }
+        guard config.maxAccountOutboundBytes >= config.maxOutboundBytes else {
+            throw ValidationError("max account outbound bytes must be at least max outbound bytes")
+        }
+        guard (0...(64 << 20)).contains(config.socketSendBufferBytes) else {
+            throw ValidationError("socket send buffer bytes must be 0...67108864")
+        }
+        guard config.maxUploadBytesInFlight >= 0 else { throw ValidationError("max upload bytes in flight must be 0 or more") }
         guard config.idleTimeoutSeconds >= 2 else { throw ValidationError("idle timeout must be at least 2 seconds") }
         if let ping = config.pingIntervalSeconds, ping < 1 || ping >= config.idleTimeoutSeconds {
             throw ValidationError("ping interval must be between 1 second and the idle timeout")

@@ -173,4 +173,32 @@ struct HTTPRequestParserTests {
         #expect(old.headers.fields.isEmpty)
         #expect(try parseAll(httpRequest(["OPTIONS * HTTP/1.1", "Host: a"])).first?.target == "*")
     }
+
+    @Test("a streamed body is handed over after its head, in pieces, whatever the split; the next request follows")
+    func streamedBody() throws {
+        let body = (0..<3000).map { UInt8(truncatingIfNeeded: $0) }
+        let bytes = Array("PUT /up HTTP/1.1\r\nHost: a\r\nContent-Length: 3000\r\n\r\n".utf8) + body
+            + Array("GET /next HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        for split in [1, 7, 100, 4096] {
+            var parser = HTTPRequestParser(maxBodyBytes: 10)  // the streamed body may pass the buffered limit
+            parser.largerBodyLimit = { $0.path == "/up" ? 5000 : nil }
+            parser.streamsBody = { $0.path == "/up" }
+            var head: HTTPRequest?
+            var received: [UInt8] = []
+            var after: [HTTPRequest] = []
+            var offset = 0
+            while offset < bytes.count {
+                parser.append(Array(bytes[offset..<min(offset + split, bytes.count)]))
+                offset += split
+                if head == nil { head = try parser.next() }
+                if head != nil { received += parser.takeStreamedBody() }
+                if head != nil, parser.streamedBodyRemaining == 0, let next = try parser.next() { after.append(next) }
+                // The parser never holds more of the body than one append.
+                #expect(parser.bufferedBytes <= split + 64)
+            }
+            #expect(head?.path == "/up" && head?.body.isEmpty == true)
+            #expect(received == body, "split \(split)")
+            #expect(after.map(\.path) == ["/next"])
+        }
+    }
 }

@@ -68,3 +68,30 @@ public enum Digest {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+/// SHA-256 fed in pieces, for files too large to hold whole (an upload streamed to disk). One thread at a time.
+public final class SHA256Stream {
+    private let context: OpaquePointer
+
+    public init() {
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("OpenSSL EVP_MD_CTX_new failed") }
+        precondition(EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1, "OpenSSL SHA-256 init failed")
+        self.context = context
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        precondition(EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) == 1, "OpenSSL SHA-256 update failed")
+    }
+
+    /// The 32-byte digest of everything fed so far.
+    public func finish() -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Digest.sha256Length)
+        var length: UInt32 = 0
+        let ok = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        precondition(ok == 1 && length == UInt32(Digest.sha256Length), "OpenSSL SHA-256 failed")
+        return digest
+    }
+}

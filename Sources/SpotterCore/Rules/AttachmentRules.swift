@@ -27,9 +27,15 @@ public enum AttachmentRules {
     /// The upload's kind, or why it is refused: `unsupported_attachment` (not a JPEG, PNG or PDF, whatever its
     /// name), `payload_too_large` (over its kind's limit), `missing_field` (empty).
     public static func check<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(APIError) -> Kind {
-        guard !bytes.isEmpty else { throw APIError(.missingField, field: "body") }
-        guard let kind = kind(of: bytes) else { throw APIError(.unsupportedAttachment, field: "body") }
-        guard bytes.count <= kind.maxBytes else { throw APIError(.payloadTooLarge, field: "body") }
+        try check(prefix: bytes.prefix(16), count: bytes.count)
+    }
+
+    /// `check` for a file known by its first bytes (`prefix`, at least 8 of them when the file has that
+    /// many) and its size: an upload streamed to disk.
+    public static func check<Prefix: Collection<UInt8>>(prefix: Prefix, count: Int) throws(APIError) -> Kind {
+        guard count > 0 else { throw APIError(.missingField, field: "body") }
+        guard let kind = kind(of: prefix) else { throw APIError(.unsupportedAttachment, field: "body") }
+        guard count <= kind.maxBytes else { throw APIError(.payloadTooLarge, field: "body") }
         return kind
     }
 }

@@ -130,7 +130,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 400: a cutting goal below a safe body fat (8 % for men, 15 % for women).
     case unsafeGoal = "unsafe_goal"
     /// 503: the server cannot store changes right now (its database failed a write or is out of reach); nothing of
-    /// this command was saved. Retry after `retry_after` with the same `client_message_id`.
+    /// this command was saved. Retry after `retry_after` with the same `client_message_id`. Also an upload
+    /// refused from its head while other uploads hold the server's bound on upload bytes in flight.
     case unavailable = "unavailable"
 
     // Issue 26 (sessions under attack).

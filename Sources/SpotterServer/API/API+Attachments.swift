@@ -7,17 +7,26 @@ import WebSocket
 /// (`POST /v1/threads/{id}/attachments`, the file as the body) and its participants download it
 /// (`GET /v1/threads/{id}/attachments/{attachment id}`). With `--tiers` a client needs Smart Premium.
 extension API {
-    func upload(_ threadID: String, _ request: HTTPRequest, _ actor: Actor, _ language: Language,
-                _ respond: @escaping Respond) throws(APIError) {
+    /// From the head: the caller takes part in the thread (`forbidden` otherwise), the thread is active and
+    /// the caller's tier allows attachments; then, with the body on disk, its type and size, and the save.
+    func admitAttachment(_ threadID: String, _ actor: Actor, _ language: Language) throws(APIError) -> UploadReceived {
         let thread = try attachmentThread(threadID, actor)
         guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
         if let refusal = server.hub.attachmentRefusal(actor.userID, field: nil) { throw refusal }
-        // The type from the first bytes; the size against the type's limit: refused before anything is written.
-        let kind = try AttachmentRules.check(request.body)
-        let (attachments, body, uploader) = (services.attachments, request.body, actor.userID)
-        run(status: 201, language, respond) { () -> AttachmentView in
-            let saved = try attachments.save(body, type: kind.rawValue, threadID: threadID, uploaderID: uploader, now: unixNow())
-            return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes)
+        return { [self] file, respond in
+            let kind: AttachmentRules.Kind
+            do {
+                // The type from the first bytes; the size against the type's limit: refused before anything is kept.
+                kind = try AttachmentRules.check(prefix: file.prefix, count: file.bytes)
+            } catch {
+                return respond(.apiError(APIError(wrapping: error), language))
+            }
+            let (attachments, uploader) = (services.attachments, actor.userID)
+            run(status: 201, language, respond) { () -> AttachmentView in
+                let saved = try attachments.saveFile(at: file.path, type: kind.rawValue, threadID: threadID, uploaderID: uploader,
+                                                     now: unixNow())
+                return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes)
+            }
         }
     }
 

@@ -70,14 +70,21 @@ extension API {
 
     // MARK: - Avatar
 
-    /// `PUT /v1/me/avatar`: a JPEG or PNG (≤ 5 MB) as the body becomes the user's avatar.
-    func setAvatar(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
-        let kind = try AttachmentRules.check(request.body)
-        guard kind != .pdf else { throw APIError(.unsupportedAttachment, field: "body") }
-        let (services, body) = (self.services, request.body)
-        run(language, respond) { () -> UserView in
-            let digest = try services.attachments.keep(body)
-            return try services.accounts.setAvatar(userID: actor.userID, digest).view
+    /// `PUT /v1/me/avatar`: a JPEG or PNG (≤ 5 MB) as the body becomes the user's avatar. Signed in is all
+    /// the head needs; the body, on disk, is checked and kept under its digest.
+    func admitAvatar(_ actor: Actor, _ language: Language) -> UploadReceived {
+        { [self] file, respond in
+            do {
+                let kind = try AttachmentRules.check(prefix: file.prefix, count: file.bytes)
+                guard kind != .pdf else { throw APIError(.unsupportedAttachment, field: "body") }
+            } catch {
+                return respond(.apiError(APIError(wrapping: error), language))
+            }
+            let services = self.services
+            run(language, respond) { () -> UserView in
+                let digest = try services.attachments.keepFile(at: file.path).id
+                return try services.accounts.setAvatar(userID: actor.userID, digest).view
+            }
         }
     }
 

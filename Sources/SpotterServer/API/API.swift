@@ -74,6 +74,9 @@ final class API {
         /// A body limit above the server's default (an upload), decided from the request head.
         let maxBodyBytes: Int?
         let handler: @Sendable (API, Call) throws -> Void
+        /// An upload's checks from its head (the body not read yet), answering what to do with the body once
+        /// it is on disk. Set for the endpoints with `maxBodyBytes`; their `handler` is unused.
+        let upload: UploadCheck?
         init(_ method: String, _ path: String, auth: Bool = true, developmentOnly: Bool = false, provisioningOnly: Bool = false,
              maxBodyBytes: Int? = nil, _ handler: @escaping @Sendable (API, Call) throws -> Void) {
             self.method = method
@@ -83,6 +86,19 @@ final class API {
             self.provisioningOnly = provisioningOnly
             self.maxBodyBytes = maxBodyBytes
             self.handler = handler
+            upload = nil
+        }
+
+        /// An upload endpoint: signed in, its body up to `maxBodyBytes`, read only once `check` has passed.
+        init(_ method: String, _ path: String, uploadUpTo maxBodyBytes: Int, _ check: @escaping UploadCheck) {
+            self.method = method
+            pattern = path.split(separator: "/", omittingEmptySubsequences: false)
+            auth = true
+            developmentOnly = false
+            provisioningOnly = false
+            self.maxBodyBytes = maxBodyBytes
+            handler = { _, _ in }
+            upload = check
         }
 
         /// The `*` segments, or nil if `parts` is not this endpoint's path.
@@ -116,9 +132,7 @@ final class API {
         Endpoint("PUT", "me/password") { try $0.changePassword($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "me/email") { try $0.startEmailChange($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "me/email/verify") { try $0.verifyEmailChange($1.request, $1.signedIn, $1.language, $1.respond) },
-        Endpoint("PUT", "me/avatar", maxBodyBytes: AttachmentRules.Kind.png.maxBytes) {
-            try $0.setAvatar($1.request, $1.signedIn, $1.language, $1.respond)
-        },
+        Endpoint("PUT", "me/avatar", uploadUpTo: AttachmentRules.Kind.png.maxBytes) { $0.admitAvatar($1.signedIn, $1.language) },
         Endpoint("DELETE", "me/avatar") { $0.removeAvatar($1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "users/*/avatar/*") { $0.avatar($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },
@@ -137,7 +151,9 @@ final class API {
             try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
         },
         Endpoint("PUT", "admin/users/*/tier") { try $0.setTier($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
-        Endpoint("POST", "threads/*/attachments", maxBodyBytes: AttachmentRules.maxBytes) { try $0.upload($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "threads/*/attachments", uploadUpTo: AttachmentRules.maxBytes) {
+            try $0.admitAttachment($1.parameters[0], $1.signedIn, $1.language)
+        },
         Endpoint("GET", "threads/*/attachments/*") {
             try $0.download($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
         },
@@ -178,6 +194,9 @@ final class API {
                 allowed.append(endpoint.method)
                 continue
             }
+            if let upload = endpoint.upload {
+                return admitUpload(request, upload, Head(request: request, language: language, actor: nil, parameters: parameters))
+            }
             return .deferred { respond in
                 do {
                     let actor = endpoint.auth ? try self.authenticate(request) : nil
@@ -192,6 +211,43 @@ final class API {
             return .respond(.apiError(APIError(.methodNotAllowed), language, headers: [("Allow", allowed.joined(separator: ", "))]))
         }
         return .respond(.apiError(APIError(.notFound), language))
+    }
+
+    // MARK: - Uploads
+
+    /// An upload's head: what its checks need (the body is not read yet).
+    struct Head {
+        let request: HTTPRequest
+        let language: Language
+        let actor: Actor?
+        let parameters: [String]
+        var signedIn: Actor { actor! }
+    }
+
+    /// What to do with an upload's body once it is on disk; it answers through the callback.
+    typealias UploadReceived = (UploadedFile, @escaping Respond) -> Void
+    typealias UploadCheck = @Sendable (API, Head) throws -> UploadReceived
+
+    /// Decides an upload from its head, before any byte of its body is read: the token (401), the
+    /// endpoint's own checks (403 for a thread the caller is not in, …), then room under
+    /// `maxUploadBytesInFlight` (503 `unavailable` with `Retry-After`). A refusal is answered at once and
+    /// the connection closed with the body unread.
+    private func admitUpload(_ request: HTTPRequest, _ check: UploadCheck, _ head: Head) -> Server.Route {
+        do {
+            let actor = try authenticate(request)
+            let received = try check(self, Head(request: request, language: head.language, actor: actor, parameters: head.parameters))
+            // The parser checked Content-Length (digits, at most the endpoint's limit) before the route was asked.
+            let length = request.headers["Content-Length"].flatMap { Int($0) } ?? 0
+            guard length > 0 else { throw APIError(.missingField, field: "body") }
+            guard let reservation = server.reserveUpload(length) else {
+                server.metrics.uploadsRefusedBusy.increment()
+                throw APIError(.unavailable, retryAfterSeconds: 1)
+            }
+            return .receiveBody(UploadAdmission(length: length, directory: server.incomingUploadsDirectory,
+                                                reservation: reservation, received: received))
+        } catch {
+            return .respond(.apiError(APIError(wrapping: error), head.language))
+        }
     }
 
     /// `POST /v1/dev/reset-limits` (development mode only): forgets every

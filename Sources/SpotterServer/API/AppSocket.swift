@@ -71,6 +71,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
 
     func opened(on connection: Connection) {
         self.connection = connection
+        api.server.outbound.add(connection, account: actor.userID)
         hub.attach(self)
         withUser { [self] user in
             guard let user else {

@@ -52,6 +52,56 @@ public final class AttachmentStore: Sendable {
         return id
     }
 
+    /// `save`, for an upload already on disk at `path` (streamed there, never held in memory; the caller
+    /// checked its type and size): the file is hashed in pieces, synced and renamed into place, so `path` is
+    /// gone afterwards whatever happens (renamed, or removed when the same file is kept already or on failure).
+    public func saveFile(at path: String, type: String, threadID: String, uploaderID: String, now: Int64) throws -> Saved {
+        let (id, count) = try keepFile(at: path)
+        try engine.write({ db in
+            try db.execute("""
+                INSERT INTO attachment (id, threadId, uploaderId, type, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id, threadId) DO NOTHING
+                """, [id, threadID, uploaderID, type, count, now])
+        }, afterCommit: { _ in })
+        return Saved(id: id, type: type, bytes: count)
+    }
+
+    /// `keep`, for a file already on disk at `path` (moved under its digest, or removed if that is kept
+    /// already): its id and size.
+    public func keepFile(at path: String) throws -> (id: String, bytes: Int) {
+        var moved = false
+        defer { if !moved { unlink(path) } }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw AttachmentStoreError.io("open", errno) }
+        let hasher = SHA256Stream()
+        var count = 0
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { break }
+            guard n > 0 else {
+                let error = errno
+                close(fd)
+                throw AttachmentStoreError.io("read", error)
+            }
+            chunk.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            count += n
+        }
+        // Synced before the rename, as `writeDurably` does: a crash leaves no file or the whole one.
+        let synced = fsync(fd) == 0
+        let syncError = errno
+        close(fd)
+        guard synced else { throw AttachmentStoreError.io("fsync", syncError) }
+        let id = Digest.hex(hasher.finish())
+        try Self.makeDirectory(directory)
+        let target = directory + "/" + id
+        if access(target, F_OK) != 0 {
+            guard rename(path, target) == 0 else { throw AttachmentStoreError.io("rename", errno) }
+            moved = true
+        }
+        return (id, count)
+    }
+
     /// The contents of the file kept under `id` (a SHA-256 in hex), or nil if there is none. The caller checks
     /// who may read it.
     public func contents(id: String) throws -> [UInt8]? {
