@@ -45,6 +45,10 @@ export interface SpotterClientOptions {
   maxDelayMs?: number;
   /** A command without a reply after this long is rejected with `timeout` (a send is sent again). Default 15,000. */
   commandTimeoutMs?: number;
+  /** A connect that has not reached the server's `hello` after this many ms is given up (event `connect_timeout`)
+   * and retried with the reconnect backoff; a connect that ends in `error` without `close` is retried the same way.
+   * Default 10,000. */
+  connectTimeoutMs?: number;
   random?: () => number;
 }
 
@@ -81,6 +85,8 @@ export interface SpotterEvents {
   hello: { type: 'hello'; protocol: string; user: User; expires_at: number; cursor: number };
   live: { type: 'live'; cursor: number };
   disconnect: { type: 'disconnect'; code: number; reason: string };
+  /** A connect reached no `hello` within `connectTimeoutMs`: it is abandoned and retried (a `disconnect` follows). */
+  connect_timeout: { type: 'connect_timeout'; timeoutMs: number };
   /** The session was revoked (4003, or a refused connect with `session_revoked`): sign in again. */
   revoked: { type: 'revoked'; error?: SpotterError };
   /** The tokens could not be refreshed: sign in again. */
