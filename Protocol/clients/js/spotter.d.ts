@@ -125,8 +125,8 @@ export interface SpotterCommands {
   'session.act': [{ session_id: string; action: string; start?: number; reason?: string }, Record<string, unknown>];
   sessions: [{ from?: number; to?: number }, { sessions: Record<string, unknown>[]; pending_resolutions: number }];
   dashboard: [{ from?: number; to?: number }, Record<string, unknown>];
-  record: [{ client_id?: string }, Record<string, unknown>];
-  meals: [{ client_id?: string; before?: number; limit?: number }, Record<string, unknown>];
+  record: [{ thread_id: string }, Record<string, unknown>];
+  meals: [{ thread_id?: string; before?: number; limit?: number }, Record<string, unknown>];
 }
 
 export declare class SpotterClient {
