@@ -69,6 +69,7 @@ export interface User {
 export interface Message {
   thread_id: string;
   seq: number;
+  /** Absent on the server's session messages; a service's system message carries the user of its side. */
   sender_id?: string;
   kind: 'text' | 'meal_log' | 'system';
   text?: string;
