@@ -85,7 +85,7 @@ final class SessionDesk {
         }
         switch book.act(action, sessionID: id, userID: userID, start: command.start, reason: command.reason, now: now) {
         case .success(let outcome):
-            commit(outcome, actor: actor, action: action, now: now, reply: reply)
+            commit(outcome, actor: actor, action: action, about: id, now: now, reply: reply)
         case .failure(let error):
             reply(.failure(APIError(session: error)))
         }
@@ -138,11 +138,14 @@ final class SessionDesk {
 
     // MARK: - Records and events
 
-    /// Appends one record per changed session; on commit replies with the session the command was about (the
-    /// last one it changed) and publishes every record's events. A failed append reloads the book from the log.
-    /// Each session's JSON is written once, for its record, its events and the reply.
-    private func commit(_ outcome: SessionBook.Outcome, actor: SessionActor?, action: SessionAction?, now: Int64,
-                        reply: ((Result<String, APIError>) -> Void)?) {
+    /// Appends one record per changed session; on commit replies with the session the command was about (the one
+    /// `about` names, else the last one it changed) and publishes every record's events. An action may change a
+    /// session of other people too (a client's answer to a reschedule request lets the coach's session with
+    /// another client go on): that one goes to its own participants as events, never into this reply.
+    /// A failed append reloads the book from the log. Each session's JSON is written once, for its record, its
+    /// events and the reply.
+    private func commit(_ outcome: SessionBook.Outcome, actor: SessionActor?, action: SessionAction?, about: String? = nil,
+                        now: Int64, reply: ((Result<String, APIError>) -> Void)?) {
         var records: [ChatRecord] = []
         var made: [(body: SessionRecordBody, sessionJSON: String, thread: ChatThread)] = []
         var previous = outcome.previous
@@ -168,7 +171,7 @@ final class SessionDesk {
                 records.append(hub.state.ratingPrompt(thread: thread, messagesSent: 0, sessionID: body.session.id, now: now))
             }
         }
-        let answer = made.last?.sessionJSON ?? "{}"
+        let answer = (made.last { $0.body.session.id == about } ?? made.last)?.sessionJSON ?? "{}"
         hub.append(records) { [self] result in
             switch result {
             case .success(let done):
