@@ -17,32 +17,34 @@ public enum TimeZoneRules {
 
     /// The name to save for `raw`, or `invalid_time_zone` on `field`.
     public static func check(_ raw: String, field: String = "time_zone") throws(APIError) -> String {
-        guard let name = allowedName(raw) else { throw APIError(.invalidTimeZone, field: field) }
+        guard let (name, _) = allowed(raw) else { throw APIError(.invalidTimeZone, field: field) }
         return name
     }
 
     /// The zone for a stored name. A name these rules refuse (saved before they were this strict) is read as
     /// UTC, as is anything this system's tz data no longer knows.
     public static func zone(_ name: String) -> TimeZone {
-        allowedName(name).flatMap { TimeZone(identifier: $0) } ?? TimeZone(identifier: "UTC")!
+        allowed(name)?.zone ?? utc
     }
 
     /// The name a stored zone is shown and used as: itself when allowed, else "UTC" (see `zone`).
     public static func shownName(_ stored: String) -> String {
-        allowedName(stored) ?? "UTC"
+        allowed(stored)?.name ?? "UTC"
     }
+
+    private static let utc = TimeZone(identifier: "UTC")!
 
     /// "UTC", or `Region/Place[/Place]` whose parts are ASCII letters, digits, `_`, `-` and `+` (each part
     /// starting with a letter, so neither `..` nor an empty part), whose region is one of `regions`, and which
     /// the system's tz data knows under exactly this spelling.
-    static func allowedName(_ raw: String) -> String? {
-        if raw == "UTC" || raw == "Etc/UTC" { return "UTC" }
+    static func allowed(_ raw: String) -> (name: String, zone: TimeZone)? {
+        if raw == "UTC" || raw == "Etc/UTC" { return ("UTC", utc) }
         guard raw.utf8.count <= maxLength else { return nil }
         let parts = raw.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 2, parts.count <= 3, regions.contains(parts[0]),
               parts.allSatisfy(isNamePart) else { return nil }
         guard let zone = TimeZone(identifier: raw), zone.identifier == raw else { return nil }
-        return raw
+        return (raw, zone)
     }
 
     private static func isNamePart(_ part: Substring) -> Bool {
