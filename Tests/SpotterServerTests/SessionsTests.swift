@@ -183,6 +183,11 @@ struct SessionsTests {
         let moved = try clientA.result("session.act", ["session_id": pair.existing, "action": "accept"])
         #expect(moved["id"] as? String == pair.existing && moved["status"] as? String == "scheduled")
         #expect(moved["client_id"] as? String == desk.fixture.clientA.id)
+        // Her event names her action; client C's session, which goes on because of it, changed by the server's doing.
+        let accepted = try nextSession(clientA, status: "scheduled")
+        #expect(accepted.session["id"] as? String == pair.existing && accepted.event["change"] as? String == "accept")
+        let goesOn = try nextSession(clientC, status: "invited")
+        #expect(goesOn.session["id"] as? String == pair.proposed && goesOn.event["change"] as? String == "updated")
         let list = try coach.result("sessions", ["from": Self.now(), "to": Self.now() + 10 * day])
         let sessions = try #require(list["sessions"] as? [[String: Any]])
         let byID = Dictionary(uniqueKeysWithValues: sessions.map { ($0["id"] as! String, $0) })

@@ -139,7 +139,8 @@ final class SessionDesk {
     // MARK: - Records and events
 
     /// Appends one record per changed session; on commit replies with the session the command was about (the one
-    /// `about` names, else the last one it changed) and publishes every record's events. An action may change a
+    /// `about` names, else the last one it changed) and publishes every record's events: that session's `change`
+    /// is the action, the others' `updated`. An action may change a
     /// session of other people too (a client's answer to a reschedule request lets the coach's session with
     /// another client go on): that one goes to its own participants as events, never into this reply.
     /// A failed append reloads the book from the log. Each session's JSON is written once, for its record, its
@@ -156,7 +157,7 @@ final class SessionDesk {
             let change = old == nil ? "created"
                 : outcome.notices.contains(.coachJoined(sessionID: session.id)) ? "coach_joined"
                 : outcome.notices.contains(.startingSoon(sessionID: session.id)) ? "starting_soon"
-                : (session.id == outcome.changed.last?.id ? action?.rawValue : nil) ?? "updated"
+                : (session.id == (about ?? outcome.changed.last?.id) ? action?.rawValue : nil) ?? "updated"
             let body = SessionRecordBody(change: change, actor: actor, action: action, before: old, after: session)
             let sessionJSON = body.session.jsonText
             let side: Side? = switch actor { case .coach: .coach; case .client: .client; case .system, nil: nil }
