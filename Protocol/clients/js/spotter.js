@@ -138,7 +138,8 @@ export class SpotterClient {
   close() {
     this.wanted = false;
     clearTimeout(this.timer);
-    this.timer = null;
+    clearTimeout(this.connectTimer);
+    this.timer = this.connectTimer = null;
     const socket = this.socket;
     this.socket = null;
     if (socket) discard(socket, 1000, 'bye');
