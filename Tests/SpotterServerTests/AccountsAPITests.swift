@@ -81,6 +81,56 @@ struct AccountsAPITests {
         #expect(try api.call("GET", "/v1/me", token: token).string("time_zone") == "Europe/London")
     }
 
+    /// Issue 26: a NUL, a fixed offset or a name outside the region/city trees is refused and nothing is saved.
+    @Test func onlyRegionCityNamesOrUTCAreSavedAndNothingElseIsStored() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let signedUp = try api.call("POST", "/v1/auth/signup", [
+            "role": "client", "full_name": "Sara", "email": "tz@example.com", "password": "secret1",
+            "password_confirmation": "secret1", "time_zone": "Asia/Riyadh",
+        ])
+        let token = try #require(signedUp.string("access_token"))
+        for bad in ["Asia/Riyadh\u{0}", "Etc/GMT+12", "SystemV/AST4", "posix/Asia/Riyadh", "US/Eastern", "GMT+3",
+                    "/Asia/Riyadh", "Asia/../Europe/London", "Asia/Riyadh "] {
+            let refused = try api.call("PUT", "/v1/me", ["time_zone": bad], token: token)
+            #expect(refused.status == 400 && refused.errorCode == "invalid_time_zone" && refused.errorField == "time_zone",
+                    "\(bad.debugDescription)")
+            let atSignUp = try api.call("POST", "/v1/auth/signup", [
+                "role": "client", "full_name": "Sara", "email": "tz\(bad.utf8.count)x@example.com", "password": "secret1",
+                "password_confirmation": "secret1", "time_zone": bad,
+            ])
+            #expect(atSignUp.status == 400 && atSignUp.errorCode == "invalid_time_zone", "\(bad.debugDescription)")
+        }
+        #expect(try api.call("GET", "/v1/me", token: token).string("time_zone") == "Asia/Riyadh")
+        let stored = try server.accounts.user(id: try #require(signedUp.object("user")?["id"] as? String))
+        #expect(stored?.timeZone == "Asia/Riyadh")
+        // Etc/UTC is UTC's other spelling: saved as UTC.
+        #expect(try api.call("PUT", "/v1/me", ["time_zone": "Etc/UTC"], token: token).string("time_zone") == "UTC")
+    }
+
+    /// A zone saved before the rules were this strict loads as UTC, shown as UTC, and breaks nothing.
+    @Test func aStoredZoneTheRulesNowRefuseIsReadAsUTC() throws {
+        let server = try TestServer { $0.tiers = true }  // the quota's month is counted in the zone
+        defer { server.stop() }
+        let zones = ["Etc/GMT+12", "SystemV/AST4", "EST"]
+        for (index, zone) in zones.enumerated() {
+            try server.accounts.createUser(id: "old\(index)", role: "client", fullName: "Old", email: "old\(index)@example.com",
+                                           phone: nil, passwordHash: PasswordHasher(logN: 10).hash("secret1"), timeZone: zone, now: 0)
+        }
+        let api = APIClient(port: server.port)
+        for index in zones.indices {
+            let signedIn = try api.call("POST", "/v1/auth/signin", ["email": "old\(index)@example.com", "password": "secret1"])
+            #expect(signedIn.status == 200 && signedIn.object("user")?["time_zone"] as? String == "UTC")
+            let token = try #require(signedIn.string("access_token"))
+            #expect(try api.call("GET", "/v1/me", token: token).string("time_zone") == "UTC")
+            let socket = try SpotterSocket(port: server.port, token: token)
+            #expect((socket.hello["user"] as? [String: Any])?["time_zone"] as? String == "UTC")
+            let quota = try #require(try socket.next("quota")["quota"] as? [String: Any])
+            #expect(quota["resets_at"] is Int)
+        }
+    }
+
     @Test func theProvisioningEndpointExistsOnlyWhenTheServerIsStartedForLoadTests() throws {
         let off = try TestServer { $0.loadTestProvisioning = false }
         defer { off.stop() }

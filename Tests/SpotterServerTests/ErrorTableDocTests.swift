@@ -4,7 +4,9 @@ import Testing
 
 /// `Protocol/errors.md` is the one table of error codes a client developer
 /// reads; it must say exactly what `ErrorCode` says. Regenerate it with
-/// `SPOTTER_WRITE_ERRORS_MD=1 swift test --filter ErrorTableDocTests`.
+/// `SPOTTER_WRITE_ERRORS_MD=1 swift test --filter ErrorTableDocTests` (the
+/// hand-written section after the table, "When each code is returned", is
+/// kept, and must have a row for every code).
 @Suite("Protocol/errors.md")
 struct ErrorTableDocTests {
     static let path = URL(fileURLWithPath: #filePath)
@@ -34,12 +36,30 @@ struct ErrorTableDocTests {
         return text
     }
 
+    /// The hand-written section after the generated table: when each code is returned.
+    static let whenHeading = "\n## When each code is returned\n"
+
+    /// The file's hand-written part (from `whenHeading` on), or "" when it has none.
+    static func handWritten(_ text: String) -> String {
+        text.range(of: whenHeading).map { String(text[$0.lowerBound...]) } ?? ""
+    }
+
     @Test func documentMatchesTheCode() throws {
         let expected = Self.rendered()
         if ProcessInfo.processInfo.environment["SPOTTER_WRITE_ERRORS_MD"] == "1" {
-            try expected.write(to: Self.path, atomically: true, encoding: .utf8)
+            // The table is regenerated; the section after it is kept.
+            let kept = Self.handWritten((try? String(contentsOf: Self.path, encoding: .utf8)) ?? "")
+            try (expected + kept).write(to: Self.path, atomically: true, encoding: .utf8)
         }
         let actual = try String(contentsOf: Self.path, encoding: .utf8)
-        #expect(actual == expected, "Protocol/errors.md is out of date; regenerate it (see this file's doc comment)")
+        let generated = actual.range(of: Self.whenHeading).map { String(actual[..<$0.lowerBound]) } ?? actual
+        #expect(generated == expected, "Protocol/errors.md is out of date; regenerate it (see this file's doc comment)")
+    }
+
+    /// Every code the server can return says when, in the section after the table (issue 26).
+    @Test func everyCodeSaysWhenItIsReturned() throws {
+        let section = Self.handWritten(try String(contentsOf: Self.path, encoding: .utf8))
+        let undocumented = ErrorCode.allCases.filter { !section.contains("\n| `\($0.rawValue)` | ") }
+        #expect(undocumented.isEmpty, "add a row to Protocol/errors.md's \"When each code is returned\" for: \(undocumented.map(\.rawValue))")
     }
 }

@@ -170,13 +170,24 @@ struct SessionsTests {
         // 2. Ask the existing client to move; she accepts: she moves, the proposed one goes on.
         pair = try conflict(desk, coach, clientA, start: Self.now() + 3 * day)
         let newStart = Self.now() + 4 * day
-        _ = try coach.result("session.act", ["session_id": pair.proposed, "action": "ask_reschedule", "start": newStart])
+        let askedReply = try coach.result("session.act", ["session_id": pair.proposed, "action": "ask_reschedule", "start": newStart])
+        // The reply is the session the command names (still waiting); the existing one comes as an event.
+        #expect(askedReply["id"] as? String == pair.proposed && askedReply["status"] as? String == "needs_resolution")
         var asked = try nextSession(clientA)
         while asked.session["id"] as? String != pair.existing || asked.session["status"] as? String != "reschedule_requested" {
             asked = try nextSession(clientA)
         }
         #expect(text(asked.event)?.contains("Coach is asking to move your session from") == true)
-        _ = try clientA.result("session.act", ["session_id": pair.existing, "action": "accept"])
+        // Issue 26: client A's answer is about her own session; the coach's session with client C, which her
+        // accept lets go on, is not hers to see (its meet_url above all).
+        let moved = try clientA.result("session.act", ["session_id": pair.existing, "action": "accept"])
+        #expect(moved["id"] as? String == pair.existing && moved["status"] as? String == "scheduled")
+        #expect(moved["client_id"] as? String == desk.fixture.clientA.id)
+        // Her event names her action; client C's session, which goes on because of it, changed by the server's doing.
+        let accepted = try nextSession(clientA, status: "scheduled")
+        #expect(accepted.session["id"] as? String == pair.existing && accepted.event["change"] as? String == "accept")
+        let goesOn = try nextSession(clientC, status: "invited")
+        #expect(goesOn.session["id"] as? String == pair.proposed && goesOn.event["change"] as? String == "updated")
         let list = try coach.result("sessions", ["from": Self.now(), "to": Self.now() + 10 * day])
         let sessions = try #require(list["sessions"] as? [[String: Any]])
         let byID = Dictionary(uniqueKeysWithValues: sessions.map { ($0["id"] as! String, $0) })

@@ -4,8 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SpotterClient, SpotterError, backoffDelay, retryAfterFromReason, tokenExpiry } from '../../Protocol/clients/js/spotter.js';
-import { NodeWebSocket } from './support/node-websocket.js';
+import { NodeWebSocket } from '../../Protocol/clients/js/node-websocket.js';
 import { SpotterProcess, until, sleep } from './support/server.js';
+import net from 'node:net';
 
 function connect(server, who, extra = {}) {
   const client = new SpotterClient({
@@ -284,4 +285,130 @@ test('events at or below the last cursor are dropped; commands wait for live; re
   socket.deliver({ type: 'reply', id: socket.sent[0].id, ok: false, error: { code: 'forbidden', message: 'no' } });
   await assert.rejects(me, { code: 'forbidden' });
   client.close();
+});
+
+// MARK: - Connects that fail without a close, or hang (issue 26)
+
+/**
+ * Node 20's own WebSocket (`--experimental-websocket`) on a refused connect: `error`, then nothing — no `close`,
+ * and readyState stays CONNECTING. This plays it over the shipped adapter: a close before the open is swallowed.
+ */
+class ErrorWithoutCloseWebSocket extends NodeWebSocket {
+  static made = 0;
+  constructor(url, protocols) {
+    super(url, protocols);
+    ErrorWithoutCloseWebSocket.made += 1;
+    const report = (event) => {
+      if (this.opened) this.userOnClose?.(event);
+    };
+    const onopen = () => { this.opened = true; this.userOnOpen?.({ type: 'open' }); };
+    Object.defineProperty(this, 'onclose', { get: () => report, set: (listener) => { this.userOnClose = listener; } });
+    Object.defineProperty(this, 'onopen', { get: () => onopen, set: (listener) => { this.userOnOpen = listener; } });
+  }
+  get readyState() { return this.opened || this._state !== NodeWebSocket.CLOSED ? this._state : NodeWebSocket.CONNECTING; }
+  set readyState(value) { this._state = value; }
+}
+
+test('a server that is down: refused connects (error without close, as in Node 20) are retried; once it is up the outbox arrives exactly once', async () => {
+  const server = new SpotterProcess();
+  await server.start();
+  let side, coachSide;
+  try {
+    const { coach, client, thread } = await server.pair('down');
+    await server.stop(); // its port now refuses connections
+    ErrorWithoutCloseWebSocket.made = 0;
+    side = connect(server, client, { WebSocket: ErrorWithoutCloseWebSocket });
+    const total = 30;
+    const results = [];
+    const sends = Array.from({ length: total }, (_, i) => side.send(thread, { text: `while down ${i}` }).then((message) => { results[i] = message; }));
+    await until(() => ErrorWithoutCloseWebSocket.made >= 3, 'three refused connects, each retried');
+    assert.notEqual(side.state, 'live');
+    assert.equal(side.unacknowledged.length, total);
+
+    await server.start(); // the same port and data
+    let timer;
+    const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`only ${results.filter(Boolean).length}/${total} acked`)), 30000); });
+    await Promise.race([Promise.all(sends), timeout]).finally(() => clearTimeout(timer));
+    assert.deepEqual(results.map((message) => message.seq).sort((a, b) => a - b), Array.from({ length: total }, (_, i) => i + 1));
+    assert.equal(side.unacknowledged.length, 0);
+    // Stored once each: the coach's history holds the thirty, no more.
+    coachSide = connect(server, coach);
+    await live(coachSide);
+    const { messages } = await coachSide.command('history', { thread_id: thread, limit: 100 });
+    assert.equal(messages.length, total);
+    assert.deepEqual(messages.map((message) => message.text).sort(), Array.from({ length: total }, (_, i) => `while down ${i}`).sort());
+  } finally {
+    side?.close();
+    coachSide?.close();
+    await server.cleanup();
+  }
+});
+
+test('a connect that hangs (accepted, the upgrade never answered) is given up after connectTimeoutMs and retried; then it connects', async () => {
+  const server = new SpotterProcess();
+  await server.start();
+  const { client, thread } = await server.pair('hang');
+  await server.stop();
+  // On the server's port, a listener that takes the TCP connection and never answers the upgrade.
+  const accepted = [];
+  const silent = net.createServer((socket) => { accepted.push(socket); socket.on('error', () => {}); });
+  await new Promise((resolve, reject) => { silent.once('error', reject); silent.listen(server.port, '127.0.0.1', resolve); });
+  let side;
+  try {
+    const timeouts = [];
+    side = connect(server, client, { connectTimeoutMs: 300 });
+    side.on('connect_timeout', (event) => timeouts.push(event.timeoutMs));
+    const sent = side.send(thread, { text: 'after the hang' });
+    await until(() => accepted.length >= 2, 'the timed-out connect to be retried');
+    assert.ok(timeouts.length >= 1 && timeouts.every((ms) => ms === 300), `connect_timeout events: ${timeouts}`);
+    assert.notEqual(side.state, 'live');
+
+    // The silent listener goes; the real server takes its port; the next attempt connects and the send goes through.
+    await new Promise((resolve) => { silent.close(resolve); for (const socket of accepted) socket.destroy(); });
+    await server.start();
+    const message = await sent;
+    assert.equal(message.seq, 1);
+    await live(side);
+  } finally {
+    side?.close();
+    if (silent.listening) silent.close();
+    for (const socket of accepted) socket.destroy();
+    await server.cleanup();
+  }
+});
+
+test("error and close from one failed connect end it once; an error alone ends it too (no close ever comes)", async () => {
+  const sockets = [];
+  class Silent {
+    constructor(url) { this.url = url; this.readyState = 0; sockets.push(this); }
+    send() {}
+    close() { this.readyState = 3; }
+  }
+  const disconnects = [];
+  // The probe after a failed connect asks GET /v1/me: here it never answers, so nothing else moves.
+  const client = new SpotterClient({ url: 'http://127.0.0.1:9', accessToken: 'a', refreshToken: 'r', WebSocket: Silent,
+    fetch: () => new Promise(() => {}), connectTimeoutMs: 50 });
+  client.on('disconnect', (event) => disconnects.push(event.code));
+  client.connect();
+  await until(() => sockets.length === 1, 'the first socket');
+  // A browser: error, then close, in one task.
+  sockets[0].onerror({ type: 'error' });
+  sockets[0].onclose?.({ code: 1006, reason: '' });
+  await new Promise((resolve) => setTimeout(resolve, 0)); // after the client's own error handling
+  assert.deepEqual(disconnects, [1006]);
+  assert.equal(client.state, 'waiting');
+  client.close();
+
+  // Node 20: error and nothing more.
+  const alone = new SpotterClient({ url: 'http://127.0.0.1:9', accessToken: 'a', refreshToken: 'r', WebSocket: Silent,
+    fetch: () => new Promise(() => {}), connectTimeoutMs: 50 });
+  const ended = [];
+  alone.on('disconnect', (event) => ended.push(event.code));
+  alone.connect();
+  await until(() => sockets.length === 2, 'the second socket');
+  sockets[1].onerror({ type: 'error' });
+  await until(() => ended.length === 1, 'the error to end the attempt');
+  assert.equal(alone.state, 'waiting');
+  assert.equal(sockets[1].readyState, 3, 'the failed socket is closed');
+  alone.close();
 });

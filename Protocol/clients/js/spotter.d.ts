@@ -45,6 +45,10 @@ export interface SpotterClientOptions {
   maxDelayMs?: number;
   /** A command without a reply after this long is rejected with `timeout` (a send is sent again). Default 15,000. */
   commandTimeoutMs?: number;
+  /** A connect that has not reached the server's `hello` after this many ms is given up (event `connect_timeout`)
+   * and retried with the reconnect backoff; a connect that ends in `error` without `close` is retried the same way.
+   * Default 10,000. */
+  connectTimeoutMs?: number;
   random?: () => number;
 }
 
@@ -65,6 +69,7 @@ export interface User {
 export interface Message {
   thread_id: string;
   seq: number;
+  /** Absent on the server's session messages; a service's system message carries the user of its side. */
   sender_id?: string;
   kind: 'text' | 'meal_log' | 'system';
   text?: string;
@@ -81,6 +86,8 @@ export interface SpotterEvents {
   hello: { type: 'hello'; protocol: string; user: User; expires_at: number; cursor: number };
   live: { type: 'live'; cursor: number };
   disconnect: { type: 'disconnect'; code: number; reason: string };
+  /** A connect reached no `hello` within `connectTimeoutMs`: it is abandoned and retried (a `disconnect` follows). */
+  connect_timeout: { type: 'connect_timeout'; timeoutMs: number };
   /** The session was revoked (4003, or a refused connect with `session_revoked`): sign in again. */
   revoked: { type: 'revoked'; error?: SpotterError };
   /** The tokens could not be refreshed: sign in again. */
@@ -122,7 +129,7 @@ export interface SpotterCommands {
   dashboard: [{ from?: number; to?: number }, Record<string, unknown>];
   record: [{ thread_id: string; limit?: number; cursor?: string },
     { challenges_next: string | null; check_ins_next: string | null; measurements_next: string | null; [key: string]: unknown }];
-  meals: [{ client_id?: string; before?: number; limit?: number }, Record<string, unknown>];
+  meals: [{ thread_id?: string; before?: number; limit?: number }, Record<string, unknown>];
 }
 
 export declare class SpotterClient {

@@ -3,7 +3,9 @@
 // It owns the live socket so an app does not have to get the subtle parts right:
 //   - connects to /v1/ws with the access token (query parameter: browsers cannot set headers) and `spotter.v1`;
 //   - reconnects with full jitter, or after the server's `retry_after_ms` when it restarts; 4003 (session revoked)
-//     stops it, 4001 (token lapsed) refreshes the tokens first;
+//     stops it, 4001 (token lapsed) refreshes the tokens first; a connect that reaches no `hello` within
+//     `connectTimeoutMs` (10 s), or that fails with an `error` and no `close` (Node 20's WebSocket on a refused
+//     connect), is a failed attempt like any other and is retried with the same backoff;
 //   - resumes from the last processed cursor (`?cursor=`), drops events it has already delivered, and hands each
 //     new cursor to `onCursor` so the app can persist it;
 //   - keeps every send until the server acknowledges it and sends it again after a reconnect with the same
@@ -76,6 +78,7 @@ export class SpotterClient {
     this.fetch = options.fetch ?? globalThis.fetch?.bind(globalThis);
     this.random = options.random ?? Math.random;
     this.commandTimeoutMs = options.commandTimeoutMs ?? 15000;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10000;
     this.state = 'idle';
     this.listeners = new Map();
     this.pending = new Map(); // command id -> {resolve, reject, timer, send?}
@@ -86,6 +89,7 @@ export class SpotterClient {
     this.prefix = `${Date.now().toString(36)}-${(++instances).toString(36)}-${Math.floor(this.random() * 1e9).toString(36)}`;
     this.socket = null;
     this.timer = null;
+    this.connectTimer = null;
     this.wanted = false;
   }
 
@@ -134,13 +138,11 @@ export class SpotterClient {
   close() {
     this.wanted = false;
     clearTimeout(this.timer);
-    this.timer = null;
+    clearTimeout(this.connectTimer);
+    this.timer = this.connectTimer = null;
     const socket = this.socket;
     this.socket = null;
-    if (socket) {
-      socket.onclose = socket.onmessage = socket.onerror = socket.onopen = null;
-      try { socket.close(1000, 'bye'); } catch { /* already closed */ }
-    }
+    if (socket) discard(socket, 1000, 'bye');
     this.failPending(new SpotterError({ code: 'closed', message: 'The client was closed.' }), true);
     this.setState('closed');
   }
@@ -173,19 +175,33 @@ export class SpotterClient {
     this.greeted = false;
     this.replaying = this.cursor !== undefined;
     socket.onmessage = (message) => this.receive(message.data);
-    socket.onerror = () => {}; // a close follows
     socket.onclose = (event) => this.closed(socket, event.code, event.reason);
+    // A browser fires `close` right after `error`; Node 20's WebSocket may fire only `error` (a refused connect).
+    // Either way the attempt has failed once: whichever comes first ends it, the other finds it over.
+    socket.onerror = () => setTimeout(() => this.closed(socket, 1006, ''), 0);
+    // A connect with no hello in time (a server that accepts and never answers) is given up and retried.
+    clearTimeout(this.connectTimer);
+    this.connectTimer = setTimeout(() => {
+      if (socket !== this.socket || this.greeted) return;
+      this.emit('connect_timeout', { type: 'connect_timeout', timeoutMs: this.connectTimeoutMs });
+      this.closed(socket, 1006, 'connect timeout', { timedOut: true });
+    }, this.connectTimeoutMs);
   }
 
-  closed(socket, code, reason) {
+  /** The end of `socket` (closed, failed, or given up): at most once per socket, whatever reports it. */
+  closed(socket, code, reason, { timedOut = false } = {}) {
     if (socket !== this.socket) return;
     this.socket = null;
+    clearTimeout(this.connectTimer);
+    this.connectTimer = null;
+    discard(socket);
     const heard = this.state === 'live' || this.state === 'replaying';
     this.failPending(new SpotterError({ code: 'connection_lost', message: 'The connection was lost before the reply.' }), false);
     for (const entry of this.outbox.values()) entry.inFlight = false;
     this.emit('disconnect', { type: 'disconnect', code, reason });
     if (!this.wanted) return this.setState('closed');
     if (code === 4003) return this.stop('revoked');
+    if (timedOut) return this.retryLater();
     if (!this.greeted && code !== 1001) {
       // Refused before the hello (a browser shows a refused upgrade as 1006): ask over HTTP why.
       return this.probe();
@@ -204,7 +220,7 @@ export class SpotterClient {
   async probe() {
     this.setState('waiting');
     try {
-      await request(this, 'GET', '/v1/me', undefined, this.accessToken);
+      await request(this, 'GET', '/v1/me', undefined, this.accessToken, this.connectTimeoutMs);
     } catch (error) {
       if (error.code === 'session_revoked') return this.stop('revoked', error);
       if (error.code === 'token_expired' || error.code === 'unauthorized') {
@@ -262,6 +278,8 @@ export class SpotterClient {
     switch (frame.type) {
       case 'hello':
         this.greeted = true;
+        clearTimeout(this.connectTimer);
+        this.connectTimer = null;
         this.user = frame.user;
         this.expiresAt = frame.expires_at;
         this.helloCursor = frame.cursor;
@@ -476,20 +494,35 @@ export class SpotterClient {
   }
 }
 
-/** One HTTP call: resolves with the JSON body (or null), rejects with a SpotterError. */
-async function request(client, method, path, body, token) {
+/** Stops listening to a socket this client is done with, and closes it if it is not closed yet. */
+function discard(socket, code, reason) {
+  socket.onclose = socket.onmessage = socket.onerror = socket.onopen = null;
+  try {
+    if (socket.readyState === undefined || socket.readyState < 2) socket.close(code, reason);
+  } catch { /* already closed */ }
+}
+
+/**
+ * One HTTP call: resolves with the JSON body (or null), rejects with a SpotterError (`connection_lost` when the
+ * server cannot be reached, or does not answer within `timeoutMs` when one is given).
+ */
+async function request(client, method, path, body, token, timeoutMs) {
   const fetcher = client.fetch ?? globalThis.fetch;
   const headers = {};
   if (body !== undefined && body !== null) headers['Content-Type'] = 'application/json';
   if (token) headers.Authorization = `Bearer ${token}`;
   if (client.language) headers['Accept-Language'] = client.language;
+  const abort = timeoutMs !== undefined && typeof AbortController === 'function' ? new AbortController() : undefined;
+  const timer = abort && setTimeout(() => abort.abort(), timeoutMs);
   let response;
   try {
     response = await fetcher(`${String(client.url).replace(/\/+$/, '')}${path}`, {
-      method, headers, body: body === undefined || body === null ? undefined : JSON.stringify(body),
+      method, headers, body: body === undefined || body === null ? undefined : JSON.stringify(body), signal: abort?.signal,
     });
   } catch (error) {
     throw new SpotterError({ code: 'connection_lost', message: String(error?.message ?? error) });
+  } finally {
+    clearTimeout(timer);
   }
   const text = await response.text();
   const json = text ? safeJSON(text) : null;

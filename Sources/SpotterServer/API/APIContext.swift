@@ -79,7 +79,7 @@ struct APIServices: Sendable {
 extension UserRecord {
     var view: UserView {
         UserView(id: id, role: role, fullName: fullName, email: email, phone: phone, language: language,
-                 onboardingCompleted: onboardingCompleted, timeZone: timeZone,
+                 onboardingCompleted: onboardingCompleted, timeZone: TimeZoneRules.shownName(timeZone),
                  avatarURL: UserView.avatarURL(userID: id, avatar: avatar))
     }
 }

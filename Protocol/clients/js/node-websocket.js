@@ -1,7 +1,14 @@
-// A WebSocket client for Node with the browser's API (onopen, onmessage, onclose, send, close), enough for the
-// tests of the JavaScript client on any Node from 18 on (Debian 12's has no WebSocket of its own). Text frames,
-// fragmentation, ping/pong and close; plain ws:// only; the tests talk to 127.0.0.1.
+// A WebSocket for Node with the browser's API (onopen, onmessage, onerror, onclose, send, close, readyState), for
+// running spotter.js in Node 18–21, which have no WebSocket of their own (Node 22 has one: use that, or this):
+//
+//   import { NodeWebSocket } from './node-websocket.js';
+//   new SpotterClient({ url, accessToken, refreshToken, WebSocket: NodeWebSocket });
+//
+// ws:// and wss:// (TLS with the system's CAs and the host's name checked); text and binary messages,
+// fragmentation, ping/pong and close. Like a browser, a connect that fails (refused, reset, a refused upgrade)
+// fires `error` and then `close` with 1006, once. No dependencies.
 import net from 'node:net';
+import tls from 'node:tls';
 import crypto from 'node:crypto';
 
 export class NodeWebSocket {
@@ -24,10 +31,13 @@ export class NodeWebSocket {
     this.closeSent = false;
     this.closed = false;
     this.key = crypto.randomBytes(16).toString('base64');
-    const socket = net.connect(Number(parsed.port || 80), parsed.hostname);
+    const secure = parsed.protocol === 'wss:' || parsed.protocol === 'https:';
+    const port = Number(parsed.port || (secure ? 443 : 80));
+    const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+    const socket = secure ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host }) : net.connect(port, host);
     this.socket = socket;
     socket.setNoDelay(true);
-    socket.on('connect', () => {
+    socket.on(secure ? 'secureConnect' : 'connect', () => {
       const head = [
         `GET ${parsed.pathname}${parsed.search} HTTP/1.1`, `Host: ${parsed.host}`, 'Upgrade: websocket', 'Connection: Upgrade',
         'Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${this.key}`,
@@ -38,7 +48,10 @@ export class NodeWebSocket {
       socket.write(head.join('\r\n') + '\r\n\r\n');
     });
     socket.on('data', (chunk) => this.data(chunk));
-    socket.on('error', () => this.finish(1006, ''));
+    socket.on('error', () => {
+      if (this.readyState !== NodeWebSocket.CLOSED && this.readyState !== NodeWebSocket.CLOSING) this.onerror?.({ type: 'error' });
+      this.finish(1006, '');
+    });
     socket.on('close', () => this.finish(1006, ''));
   }
 
