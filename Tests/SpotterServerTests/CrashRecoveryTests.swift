@@ -13,15 +13,7 @@ struct CrashRecoveryTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var server = try ServerProcess(dataDirectory: directory)
         var api = APIClient(port: server.port)
-        let coach = try api.signUp(role: "coach", name: "Coach", email: "coach@crash.test")
-        var clients: [(access: String, refresh: String, id: String)] = []
-        var threads: [String] = []
-        for index in 0..<3 {
-            let client = try api.signUp(role: "client", name: "Client \(index)", email: "c\(index)@crash.test")
-            let link = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-            clients.append(client)
-            threads.append(try #require(link.string("thread_id")))
-        }
+        let (coach, clients, threads) = try api.coachWithClients(3, domain: "crash.test")
         // The coach's phone saw everything up to here, then lost signal.
         let coachPhone = try SpotterSocket(port: server.port, token: coach.access)
         let coachCursor = coachPhone.helloCursor

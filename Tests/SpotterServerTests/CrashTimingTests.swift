@@ -20,15 +20,7 @@ struct CrashTimingTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var server = try ServerProcess(dataDirectory: directory, environment: ["SPOTTER_FAIL_POINT": point])
         let api = APIClient(port: server.port)
-        let coach = try api.signUp(role: "coach", name: "Coach", email: "coach@timing.test")
-        var clients: [(access: String, refresh: String, id: String)] = []
-        var threads: [String] = []
-        for index in 0..<3 {
-            let client = try api.signUp(role: "client", name: "Client \(index)", email: "c\(index)@timing.test")
-            let link = try api.call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
-            clients.append(client)
-            threads.append(try #require(link.string("thread_id")))
-        }
+        let (coach, clients, threads) = try api.coachWithClients(3, domain: "timing.test")
         // Invites that lapse unanswered at their start: the timer appends a record in each thread about once a
         // second from now on, before and after the kill.
         let coachSocket = try SpotterSocket(port: server.port, token: coach.access)
@@ -40,17 +32,19 @@ struct CrashTimingTests {
             }
         }
 
-        // Three clients send until the server dies at the fail point.
+        // The clients send until the server dies at the fail point.
         let acked = Mutex<[String: Int]>([:])  // client_message_id → seq
         let group = DispatchGroup()
-        for index in 0..<3 {
+        // Three devices per client, so that sends are often in flight when a checkpoint is taken.
+        for sender in 0..<9 {
+            let index = sender % 3, device = sender / 3
             let socket = try SpotterSocket(port: server.port, token: clients[index].access)
             let thread = threads[index]
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
                 for n in 1...1_000_000 {
-                    let id = "c\(index)-\(n)"
+                    let id = "c\(index)-d\(device)-\(n)"
                     guard let reply = try? socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "m \(n)"])
                     else { return }
                     if reply["ok"] as? Bool == true, let seq = (reply["result"] as? [String: Any])?["seq"] as? Int {

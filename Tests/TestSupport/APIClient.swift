@@ -54,4 +54,21 @@ public struct APIClient: Sendable {
         else { throw BlockingSocket.Failure(description: "sign-up failed: \(response.status) \(response.text)") }
         return (access, refresh, id)
     }
+
+    public typealias Account = (access: String, refresh: String, id: String)
+
+    /// A coach and `count` clients who each pick them (linked, a thread each), emails at `@domain`.
+    public func coachWithClients(_ count: Int, domain: String) throws -> (coach: Account, clients: [Account], threads: [String]) {
+        let coach = try signUp(role: "coach", name: "Coach", email: "coach@\(domain)")
+        var clients: [Account] = []
+        var threads: [String] = []
+        for index in 0..<count {
+            let client = try signUp(role: "client", name: "Client \(index)", email: "c\(index)@\(domain)")
+            let link = try call("POST", "/v1/me/coach", ["coach_id": coach.id], token: client.access)
+            guard let thread = link.string("thread_id") else { throw BlockingSocket.Failure(description: "no link: \(link.text)") }
+            clients.append(client)
+            threads.append(thread)
+        }
+        return (coach, clients, threads)
+    }
 }
