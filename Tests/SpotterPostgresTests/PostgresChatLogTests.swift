@@ -168,7 +168,7 @@ struct PostgresChatLogTests {
         let writers = try (0..<3).map { _ in try Self.log(url) }
         defer { for writer in writers { writer.store.close() } }
 
-        struct Outcome { var accepted: [String: Session] = [:]; var refused = 0; var otherErrors: [String] = [] }
+        struct Outcome { var accepted: [String: Session] = [:]; var booked = 0; var refused = 0; var otherErrors: [String] = [] }
         let outcomes = Mutex([Outcome](repeating: Outcome(), count: writers.count))
         let group = DispatchGroup()
         let base: Int64 = 1_900_000_000
@@ -197,7 +197,10 @@ struct PostgresChatLogTests {
                     let record = ChatRecord(kind: .session, threadNo: threadNo, side: .coach, seq: 0, ref: session.id, body: json, at: base)
                     do {
                         _ = try waitFor { writer.append([record], completion: $0) }
-                        outcomes.withLock { $0[w].accepted[session.id] = session }
+                        outcomes.withLock {
+                            $0[w].accepted[session.id] = session
+                            if session.status == .scheduled { $0[w].booked += 1 }
+                        }
                         if session.status == .scheduled { mine.append(session) }
                     } catch let error as PostgresError where error.sqlState == "23P01" {
                         outcomes.withLock { $0[w].refused += 1 }
@@ -221,7 +224,9 @@ struct PostgresChatLogTests {
         #expect(Set(stored.map(\.id)) == Set(believed.keys))
         for session in stored { #expect(session.status == believed[session.id]?.status, "\(session.id)") }
         let holding = stored.filter { $0.status.holdsTime }
-        #expect(holding.count > 1)
+        // Bookings went through as well as collided (whatever the interleaving's cancellations left at the end:
+        // a run can end with a single session holding time, which says nothing against the invariant).
+        #expect(results.map(\.booked).reduce(0, +) > 1, "no booking was accepted: the test proves nothing")
         for user in ["c", "a1", "a2", "a3", "a4"] {
             let theirs = holding.filter { $0.coachID == user || $0.clientID == user }.sorted { $0.start < $1.start }
             for (earlier, later) in zip(theirs, theirs.dropFirst()) {
