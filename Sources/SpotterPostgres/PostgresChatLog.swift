@@ -145,14 +145,14 @@ public final class PostgresChatLog: ChatStore {
     public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
         writer.submit({ batch in
             try PostgresChatLog.records(batch.connection.exec(
-                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND seq = $2 AND kind = 0", [String(threadNo), String(seq)])).first
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND seq = $2 AND \(LogSQL.isMessage)", [String(threadNo), String(seq)])).first
         }, completion: completion)
     }
 
     public func recentSends(threadNo: Int64, limit: Int, completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void) {
         writer.submit({ batch in
             try PostgresChatLog.records(batch.connection.exec(
-                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND kind = 0 ORDER BY seq DESC LIMIT $2", [String(threadNo), String(limit)]))
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND \(LogSQL.isMessage) ORDER BY seq DESC LIMIT $2", [String(threadNo), String(limit)]))
                 .map { SentKey(side: $0.side, clientMessageID: $0.ref ?? "", seq: $0.seq) }
         }, completion: completion)
     }
@@ -161,7 +161,7 @@ public final class PostgresChatLog: ChatStore {
                            completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         writer.submit({ batch in
             Int(try batch.connection.exec("""
-                SELECT COUNT(*) FROM log WHERE threadNo = ANY($1::bigint[]) AND kind = 0 AND a != 2 AND side = $2 AND at >= $3
+                SELECT COUNT(*) FROM log WHERE threadNo = ANY($1::bigint[]) AND \(LogSQL.isPersonsMessage) AND side = $2 AND at >= $3
                 """, [PostgresChatLog.array(threadNos), String(side.rawValue), String(since)]).scalar ?? "0") ?? 0
         }, completion: completion)
     }
@@ -253,9 +253,9 @@ public final class PostgresChatLog: ChatStore {
             let floor = Int64(mark.rows.first?[1] ?? "0") ?? 0
             let tail = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE pos > $1 ORDER BY pos", [String(checkpoint)]))
             let position = try PostgresChatLog.lastPosition(connection)
-            let sessions = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 3 ORDER BY pos"))
-            let coaching = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE kind = 6 ORDER BY pos"))
-            let meals = try connection.exec("SELECT threadNo, at FROM log WHERE kind = 0 AND a = 1 ORDER BY threadNo, pos").rows
+            let sessions = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE \(LogSQL.isSession) ORDER BY pos"))
+            let coaching = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE \(LogSQL.isCoachingRecord) ORDER BY pos"))
+            let meals = try connection.exec("SELECT threadNo, at FROM log WHERE \(LogSQL.isMealLog) ORDER BY threadNo, pos").rows
                 .map { (Int64($0[0] ?? "0") ?? 0, Int64($0[1] ?? "0") ?? 0) }
             var names: [String: String] = [:]
             for row in try connection.exec(#"SELECT id, fullName FROM "user" WHERE fullName IS NOT NULL"#).rows {
@@ -293,7 +293,7 @@ public final class PostgresChatLog: ChatStore {
         guard limit > 0 else { return [] }
         return try readers.read { connection in
             try PostgresChatLog.records(connection.exec("""
-                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND seq < $2 AND (kind = 0 OR (kind = 3 AND a = 1))
+                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND seq < $2 AND (\(LogSQL.isThreadMessage))
                 ORDER BY seq DESC LIMIT $3
                 """, [String(threadNo), String(beforeSeq ?? Int64.max), String(limit)]))
         }
@@ -303,7 +303,7 @@ public final class PostgresChatLog: ChatStore {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try readers.read { connection in
             try PostgresChatLog.records(connection.exec("""
-                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND kind = 0 AND a = 1 AND pos < $2
+                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND \(LogSQL.isMealLog) AND pos < $2
                 ORDER BY pos DESC LIMIT $3
                 """, [PostgresChatLog.array(threadNos), String(before ?? Int64.max), String(limit)]))
         }

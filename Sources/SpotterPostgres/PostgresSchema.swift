@@ -1,3 +1,5 @@
+import SpotterCore
+
 /// The PostgreSQL schema, as numbered migrations that never change once shipped (`spotter migrate --store
 /// postgres://…` applies the missing ones; so does every start). The log and its views mirror the SQLite ones
 /// (`LogSchema`): one `log` row per change a user must see, positions in commit order, thread views and
@@ -169,10 +171,10 @@ public enum PostgresSchema {
                 at bigint NOT NULL
             );
             CREATE INDEX log_thread ON log (threadNo, seq);
-            CREATE UNIQUE INDEX log_message_seq ON log (threadNo, seq) WHERE kind = 0 OR (kind = 3 AND a = 1);
-            CREATE INDEX log_session ON log (pos) WHERE kind = 3;
-            CREATE INDEX log_record ON log (pos) WHERE kind = 6;
-            CREATE INDEX log_meal ON log (threadNo, pos) WHERE kind = 0 AND a = 1;
+            CREATE UNIQUE INDEX log_message_seq ON log (threadNo, seq) WHERE \(LogSQL.isThreadMessage);
+            CREATE INDEX log_session ON log (pos) WHERE \(LogSQL.isSession);
+            CREATE INDEX log_record ON log (pos) WHERE \(LogSQL.isCoachingRecord);
+            CREATE INDEX log_meal ON log (threadNo, pos) WHERE \(LogSQL.isMealLog);
             CREATE TABLE logCheckpoint (
                 id integer PRIMARY KEY CHECK (id = 1),
                 pos bigint NOT NULL,

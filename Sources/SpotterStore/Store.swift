@@ -1,5 +1,6 @@
 import GRDB
 import Logging
+import SpotterCore
 
 #if canImport(Glibc)
 import Glibc
@@ -76,7 +77,8 @@ public final class Store: Sendable {
         try writer.read { db in try Store.migrator.appliedMigrations(db) }
     }
 
-    /// Migrations are plain SQL and never change once shipped.
+    /// Migrations are plain SQL and never change once shipped. GRDB knows them by name only; conditions on a
+    /// record's kind come from `LogSQL`, whose numbers never change (see there).
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-serverRun") { db in
@@ -99,9 +101,10 @@ public final class Store: Sendable {
         migrator.registerMigration("v6-time-zone") { db in
             try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN timeZone TEXT NOT NULL DEFAULT 'UTC'"#)
         }
-        // Video sessions are `session` records (kind 3) in the log; a start reads them through this index.
+        // Video sessions are `session` records in the log; a start reads them through this index (its condition is the
+        // start's query's own, `LogSQL.isSession`).
         migrator.registerMigration("v7-sessions") { db in
-            try db.execute(sql: "CREATE INDEX log_session ON log(pos) WHERE kind = 3")
+            try db.execute(sql: "CREATE INDEX log_session ON log(pos) WHERE \(LogSQL.isSession)")
         }
         // A client's subscription tier (`--tiers`): every account made before starts on Freemium.
         migrator.registerMigration("v8-tiers") { db in
@@ -135,12 +138,12 @@ public final class Store: Sendable {
                 );
                 """)
         }
-        // The coaching record is `record` records (kind 6) and a start reads them all; the meal history and the
-        // dashboard read a thread's meal logs (messages of kind 1) without the rest of its messages.
+        // The coaching record is `record` records and a start reads them all; the meal history and the dashboard
+        // read a thread's meal logs (messages whose `a` is `mealLog`) without the rest of its messages.
         migrator.registerMigration("v11-record") { db in
             try db.execute(sql: """
-                CREATE INDEX log_record ON log(pos) WHERE kind = 6;
-                CREATE INDEX log_meal ON log(threadNo, pos) WHERE kind = 0 AND a = 1;
+                CREATE INDEX log_record ON log(pos) WHERE \(LogSQL.isCoachingRecord);
+                CREATE INDEX log_meal ON log(threadNo, pos) WHERE \(LogSQL.isMealLog);
                 """)
         }
         // Keys of the server-to-server API: only their SHA-256 is kept; a revoked key stays, with its time.

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import SpotterCore
 import SpotterPostgres
+import SpotterProtocol
 @testable import SpotterStore
 import TestSupport
 
@@ -162,6 +163,50 @@ struct ChatLogConformanceTests {
         #expect(thread.lastSeq == 3 && thread.committedSeq == 3 && thread.readSeq(.client) == 3)
         #expect(restarted.totalUnread("c") == 1)
         #expect(restarted.names["a"] == "A")
+    }
+
+    /// A start reads the sessions, the coaching record and the meal times through queries of their own (in the
+    /// SQL engines, by the record's kind and, for meals, the message's kind in `a`; see `LogSQL`): with one record
+    /// of every kind in the log, each gets exactly its own, whatever else shares a seq or an `a`.
+    @Test(arguments: try engines())
+    func aStartLoadsSessionsCoachingAndMealsFromTheirOwnKindsOnly(_ under: EngineUnderTest) throws {
+        let log = under.engine
+        func session(_ status: SessionStatus, version: Int) -> String {
+            let session = Session(id: "s1", threadID: "t1", coachID: "c", clientID: "a", start: 2_000_000_000,
+                                  durationMinutes: 30, purpose: "p", meetURL: "https://meet.example/s1", status: status,
+                                  version: version)
+            let body = SessionRecordBody(change: "created", actor: .coach, action: nil, before: nil, after: session)
+            return String(decoding: try! JSONEncoder().encode(body), as: UTF8.self)
+        }
+        let checkIn = RecordBody(change: "check_in.created", checkIn: CheckInView(
+            id: "ci1", clientId: "a", weightKg: 70, photos: nil, notes: nil, challenges: nil, coachComment: nil,
+            commentedAt: nil, createdAt: 30))
+        var meal = message(1, .client, 2, "meal")
+        meal.a = MessageKind.mealLog.rawValue
+        meal.at = 500
+        var otherMeal = message(2, .client, 1, "meal2")
+        otherMeal.a = MessageKind.mealLog.rawValue
+        otherMeal.at = 600
+        var system = message(1, .client, 3, "svc")
+        system.a = MessageKind.system.rawValue
+        let checkInJSON = String(decoding: try JSONEncoder().encode(checkIn), as: UTF8.self)
+        let records = [
+            message(1, .client, 1, "text"), meal, otherMeal, system,
+            ChatRecord(kind: .receipt, threadNo: 1, side: .coach, seq: 3, a: 1, b: 1, at: 20),
+            ChatRecord(kind: .session, threadNo: 1, side: .coach, seq: 3, b: 1, ref: "s1", body: session(.scheduled, version: 1), at: 21),
+            ChatRecord(kind: .session, threadNo: 1, side: .client, seq: 4, a: ChatRecord.systemMessage, b: 1, ref: "s1",
+                       body: session(.cancelled, version: 2), at: 22),
+            ChatRecord(kind: .ratingPrompt, threadNo: 1, side: .client, seq: 4, a: 1, at: 23),
+            ChatRecord(kind: .tier, threadNo: 1, side: .client, seq: 4, a: 1, ref: "premium", at: 24),
+            ChatRecord(kind: .record, threadNo: 1, side: .client, seq: 4, ref: "ci1",
+                       body: checkInJSON, at: 30),
+        ]
+        _ = try waitFor { log.append(records, completion: $0) }
+        let loaded = try log.load()
+        #expect(loaded.sessions.map(\.id) == ["s1"])
+        #expect(loaded.sessions.first?.status == .cancelled && loaded.sessions.first?.version == 2)
+        #expect(loaded.coaching.checkIns(of: "a").map(\.id) == ["ci1"])
+        #expect(loaded.mealTimes == [1: [500], 2: [600]])
     }
 
     @Test(arguments: try engines())

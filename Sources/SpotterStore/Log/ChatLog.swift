@@ -257,7 +257,7 @@ public final class ChatLog: Sendable {
     /// The message with this seq, read after every append made before this call (a retry's original).
     public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
         writer.submit({ db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM log WHERE threadNo = ? AND seq = ? AND kind = 0"),
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM log WHERE threadNo = ? AND seq = ? AND \(LogSQL.isMessage)"),
                              arguments: [threadNo, seq]).map(ChatLog.record)
         }, completion: completion)
     }
@@ -268,7 +268,7 @@ public final class ChatLog: Sendable {
                             completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void) {
         writer.submit({ db in
             try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT side, ref, seq FROM log WHERE threadNo = ? AND kind = 0 ORDER BY seq DESC LIMIT ?
+                SELECT side, ref, seq FROM log WHERE threadNo = ? AND \(LogSQL.isMessage) ORDER BY seq DESC LIMIT ?
                 """), arguments: [threadNo, limit]).map { row in
                 SentKey(side: Side(rawValue: row["side"]) ?? .client, clientMessageID: row["ref"] ?? "", seq: row["seq"])
             }
@@ -282,7 +282,7 @@ public final class ChatLog: Sendable {
         writer.submit({ db in
             var count = 0
             let statement = try db.cachedStatement(sql: """
-                SELECT COUNT(*) FROM log WHERE threadNo = ? AND kind = 0 AND a != 2 AND side = ? AND at >= ?
+                SELECT COUNT(*) FROM log WHERE threadNo = ? AND \(LogSQL.isPersonsMessage) AND side = ? AND at >= ?
                 """)
             for no in threadNos {
                 count += try Int.fetchOne(statement, arguments: [no, side.rawValue, since]) ?? 0
@@ -346,13 +346,13 @@ public final class ChatLog: Sendable {
             let threads = try ChatLog.threads(db, ids: nil)
             let mark = try Row.fetchOne(db, sql: "SELECT pos, resumeFloor FROM logCheckpoint WHERE id = 1")
             let checkpoint: Int64 = mark?["pos"] ?? 0
-            let tail = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE pos > ? AND kind >= 0 ORDER BY pos",
+            let tail = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE pos > ? AND \(LogSQL.isRecord) ORDER BY pos",
                                         arguments: [checkpoint]).map(ChatLog.record)
-            // Every session record, through the partial index on kind 3 (no scan of the messages).
-            let sessionRecords = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE kind = 3 ORDER BY pos").map(ChatLog.record)
+            // Every session record, through the partial index `log_session` (no scan of the messages).
+            let sessionRecords = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE \(LogSQL.isSession) ORDER BY pos").map(ChatLog.record)
             // The coaching record and the meal logs' times, each through its own partial index.
-            let records = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE kind = 6 ORDER BY pos").map(ChatLog.record)
-            let meals = try Row.fetchAll(db, sql: "SELECT threadNo, at FROM log WHERE kind = 0 AND a = 1 ORDER BY threadNo, pos")
+            let records = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE \(LogSQL.isCoachingRecord) ORDER BY pos").map(ChatLog.record)
+            let meals = try Row.fetchAll(db, sql: "SELECT threadNo, at FROM log WHERE \(LogSQL.isMealLog) ORDER BY threadNo, pos")
                 .map { (row: Row) -> (Int64, Int64) in (row[0], row[1]) }
             var loaded = LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
                                     resumeFloor: mark?["resumeFloor"] ?? 0, sessions: LoadedChat.sessions(from: sessionRecords),
@@ -408,7 +408,7 @@ public final class ChatLog: Sendable {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try store.writer.read { db in
             let statement = try db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND kind = 0 AND a = 1 AND pos < ? ORDER BY pos DESC LIMIT ?
+                SELECT * FROM log WHERE threadNo = ? AND \(LogSQL.isMealLog) AND pos < ? ORDER BY pos DESC LIMIT ?
                 """)
             var found: [ChatRecord] = []
             for no in threadNos {
@@ -424,7 +424,7 @@ public final class ChatLog: Sendable {
         guard limit > 0 else { return [] }
         return try store.writer.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND seq < ? AND (kind = 0 OR (kind = 3 AND a = 1))
+                SELECT * FROM log WHERE threadNo = ? AND seq < ? AND (\(LogSQL.isThreadMessage))
                 ORDER BY seq DESC LIMIT ?
                 """), arguments: [threadNo, beforeSeq ?? Int64.max, limit]).map(ChatLog.record)
         }

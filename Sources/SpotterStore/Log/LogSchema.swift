@@ -1,4 +1,5 @@
 import GRDB
+import SpotterCore
 
 /// The "v5-log" migration: the append-only log replaces the per-thread message table, the per-user event
 /// log and its cursor marks.
@@ -44,20 +45,24 @@ enum LogSchema {
                 resumeFloor INTEGER NOT NULL
             );
             """)
-        // Start above every cursor the old per-user logs handed out: a placeholder row (kind -1, thread 0, which
-        // no reader asks for) holds the position. It stays: positions come from the largest rowid, and the log
-        // never deletes, so no position is ever handed out twice.
+        // Start above every cursor the old per-user logs handed out: a placeholder row (`LogSQL.placeholderKind`,
+        // thread 0, which no reader asks for) holds the position. It stays: positions come from the largest rowid,
+        // and the log never deletes, so no position is ever handed out twice.
         let oldCursor = try Int64.fetchOne(db, sql: """
             SELECT MAX(c) FROM (SELECT MAX(cursor) AS c FROM userEvent UNION ALL SELECT MAX(lastCursor) FROM userCursor)
             """) ?? 0
         if oldCursor > 0 {
-            try db.execute(sql: "INSERT INTO log (pos, kind, threadNo, side, seq, at) VALUES (?, -1, 0, 0, 0, 0)",
+            try db.execute(sql: "INSERT INTO log (pos, kind, threadNo, side, seq, at) VALUES (?, \(LogSQL.placeholderKind), 0, 0, 0, 0)",
                            arguments: [oldCursor])
         }
+        // The old table's `kind` is its own stored text ('text', 'meal_log', 'system'), kept as it was written.
         try db.execute(sql: """
             INSERT INTO log (kind, threadNo, side, seq, a, ref, body, at)
-            SELECT 0, t.no, CASE WHEN m.senderId = t.coachId THEN 0 ELSE 1 END, m.seq,
-                   CASE m.kind WHEN 'meal_log' THEN 1 WHEN 'system' THEN 2 ELSE 0 END,
+            SELECT \(ChatRecord.Kind.message.rawValue), t.no,
+                   CASE WHEN m.senderId = t.coachId THEN \(Side.coach.rawValue) ELSE \(Side.client.rawValue) END, m.seq,
+                   CASE m.kind WHEN 'meal_log' THEN \(MessageKind.mealLog.rawValue)
+                               WHEN 'system' THEN \(MessageKind.system.rawValue)
+                               ELSE \(MessageKind.text.rawValue) END,
                    m.clientMessageId, m.body, m.createdAt
             FROM message m JOIN thread t ON t.id = m.threadId
             ORDER BY t.no, m.seq;
