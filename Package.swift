@@ -121,7 +121,7 @@ let package = Package(
             ]
         ),
 
-        // What the load tools share: clocks, /proc readings, formatting.
+        // What the load tools share: clocks, /proc readings, formatting, the WebSocket client's upgrade, writing results.
         .target(name: "LoadSupport", path: "LoadTests/LoadSupport"),
 
         // Load tests: the echo benchmark.
