@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
 //
 // The module graph makes DESIGN.md's diagram true: the pure modules
-// (WebSocket, and later SpotterProtocol and SpotterCore) import neither
-// EventLoop nor SpotterStore; SpotterServer is the shell that joins them.
+// (Base64Codec, WebSocket, SpotterProtocol, SpotterCore, SpotterBroker) import
+// neither EventLoop nor SpotterStore; SpotterServer is the shell that joins them.
 import PackageDescription
 
 let package = Package(
@@ -52,7 +52,8 @@ let package = Package(
         // crypto they need (scrypt, HS256, random). Pure but for randomness.
         .target(name: "SpotterCore", dependencies: ["SpotterProtocol", "COpenSSL", "Base64Codec"]),
 
-        // SQLite through GRDB: migrations and (later) the group-commit writer.
+        // SQLite through GRDB: the schema and its migrations, the group-commit writer with its checkpointer, and
+        // the SQLite engines of the log (ChatLog) and the accounts (AccountStore).
         .target(
             name: "SpotterStore",
             dependencies: [
@@ -120,7 +121,7 @@ let package = Package(
             ]
         ),
 
-        // What the load tools share: clocks, /proc readings, formatting.
+        // What the load tools share: clocks, /proc readings, formatting, the WebSocket client's upgrade, writing results.
         .target(name: "LoadSupport", path: "LoadTests/LoadSupport"),
 
         // Load tests: the echo benchmark.

@@ -23,8 +23,7 @@ final class BenchClient {
     private(set) var startedAt: UInt64 = 0
     private var tcp: TCPConnection?
     private var session: WebSocketSession
-    private let key: String
-    private var head: [UInt8] = []
+    private var handshake: ClientUpgrade
     /// The next message: stamp in bytes 0..<16, this connection's padding after.
     private var payload: [UInt8]
     /// Send stamps of the messages outstanding, oldest first (a ring).
@@ -42,8 +41,7 @@ final class BenchClient {
         self.index = index
         self.runner = runner
         var generator = SystemRandomNumberGenerator()
-        let nonce = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        key = Data(nonce).base64EncodedString()
+        handshake = ClientUpgrade(key: ClientUpgrade.randomKey(using: &generator), maxHeadBytes: Self.maxHeadBytes)
         session = WebSocketSession(role: .client, maxMessageBytes: 1 << 20, maskSeed: generator.next())
         payload = (0..<messageBytes).map { UInt8(ascii: "a") + UInt8((index &+ $0) % 26) }
         stamps = [UInt64](repeating: 0, count: inFlight)
@@ -74,11 +72,7 @@ final class BenchClient {
         tcp.onRead = { [unowned self] bytes in didRead(bytes) }
         tcp.onEnd = { [unowned self] error in peerEnded(error) }
         tcp.onClose = { [unowned self] in didClose() }
-        let request = "GET \(runner.config.path) HTTP/1.1\r\n"
-            + "Host: \(runner.config.hostHeader)\r\n"
-            + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        tcp.send(Array(request.utf8))
+        tcp.send(handshake.request(target: runner.config.path, host: runner.config.hostHeader))
         tcp.startReading()
     }
 
@@ -91,15 +85,10 @@ final class BenchClient {
     }
 
     private func readHead(_ bytes: UnsafeRawBufferPointer) {
-        let searchFrom = max(0, head.count - 3)
-        head.append(contentsOf: bytes)
-        guard let end = Self.endOfHead(head, from: searchFrom) else {
-            if head.count > Self.maxHeadBytes { fail("upgrade: response head too large") }
+        guard case let (text, leftover)? = handshake.read(bytes) else {
+            if handshake.isTooLarge { fail("upgrade: response head too large") }
             return
         }
-        let leftover = Array(head[(end + 4)...])
-        let text = String(decoding: head[..<end], as: UTF8.self)
-        head = []
         if let problem = checkHead(text) {
             fail("upgrade: \(problem)")
             return
@@ -107,15 +96,6 @@ final class BenchClient {
         state = .open
         runner.clientSettled(self, failure: nil)
         if !leftover.isEmpty { leftover.withUnsafeBytes { receiveFrames($0) } }
-    }
-
-    private static func endOfHead(_ bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for i in start...(bytes.count - 4)
-        where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
-            return i
-        }
-        return nil
     }
 
     /// Checks the status line, `Upgrade` and `Sec-WebSocket-Accept`; nil when all is well.
@@ -135,7 +115,7 @@ final class BenchClient {
             if name == "sec-websocket-accept" { accept = String(value) }
         }
         guard upgrade == "websocket" else { return "missing Upgrade: websocket" }
-        guard accept == Handshake.acceptKey(for: key) else { return "wrong Sec-WebSocket-Accept" }
+        guard accept == Handshake.acceptKey(for: handshake.key) else { return "wrong Sec-WebSocket-Accept" }
         return nil
     }
 
@@ -152,10 +132,9 @@ final class BenchClient {
     /// The session's actions are collected first: carrying them out sends on
     /// this connection, which needs the session again.
     private func receiveFrames(_ bytes: UnsafeRawBufferPointer) {
-        var actions = runner.takeActionBuffer()
-        session.receive(bytes) { actions.append($0) }
+        let actions = runner.actionBuffer.collect(bytes, through: &session)
         for action in actions { perform(action) }
-        runner.returnActionBuffer(actions)
+        runner.actionBuffer.giveBack(actions)
     }
 
     private func perform(_ action: WebSocketSession.Action) {

@@ -22,7 +22,8 @@ final class Runner {
     private let probe: ProcessProbe?
     private var tick: Timer?
     private var phaseTimer: Timer?
-    private var actionBuffer: [WebSocketSession.Action] = []
+    /// Every client's actions of one read.
+    var actionBuffer = WebSocketSession.ActionBuffer()
 
     // Connect phase.
     private var nextToLaunch = 0
@@ -230,19 +231,6 @@ final class Runner {
     }
 
     // MARK: - Helpers
-
-    func takeActionBuffer() -> [WebSocketSession.Action] {
-        var buffer: [WebSocketSession.Action] = []
-        swap(&buffer, &actionBuffer)
-        return buffer
-    }
-
-    func returnActionBuffer(_ buffer: [WebSocketSession.Action]) {
-        var buffer = buffer
-        buffer.removeAll(keepingCapacity: true)
-        actionBuffer = buffer
-    }
-
 
     private func progress(_ text: String) {
         var line = "[echo-bench] " + text + "\n"

@@ -85,22 +85,4 @@ struct BenchResults: Codable {
             + "\(clientCpuMicrosPerMessage.map { fixed($0, 2) } ?? "n/a") us per echoed message")
         return lines.joined(separator: "\n")
     }
-
-    func writeJSON(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        var data = try encoder.encode(self)
-        data.append(0x0A)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw BenchError("cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == data.count else { throw BenchError("short write to \(path)") }
-    }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

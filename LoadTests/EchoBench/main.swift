@@ -109,7 +109,7 @@ struct EchoBench: ParsableCommand {
             startedAt: startedAt, loadAverage: load, commandLine: CommandLine.arguments.joined(separator: " "))
         print(results.summary)
         if let json {
-            try results.writeJSON(to: json)
+            try writeJSON(results, to: json)
             print("json              \(json)")
         }
         if results.errors.total > 0 { throw ExitCode(1) }

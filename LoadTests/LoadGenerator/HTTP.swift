@@ -17,7 +17,7 @@ enum SetupHTTP {
     static func post(host: String, port: Int, path: String, body: [UInt8], bearer: String? = nil,
                      timeoutSeconds: Int = 120) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LoadError("socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ToolError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -25,11 +25,11 @@ enum SetupHTTP {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw LoadError("setup HTTP needs a numeric IPv4 host") }
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw ToolError("setup HTTP needs a numeric IPv4 host") }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw LoadError("connect \(host):\(port): \(String(cString: strerror(errno)))") }
+        guard connected == 0 else { throw ToolError("connect \(host):\(port): \(String(cString: strerror(errno)))") }
         var head = "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n"
         if let bearer { head += "Authorization: Bearer \(bearer)\r\n" }
@@ -38,7 +38,7 @@ enum SetupHTTP {
         var sent = 0
         while sent < request.count {
             let n = request.withUnsafeBytes { write(fd, $0.baseAddress! + sent, $0.count - sent) }
-            guard n > 0 else { throw LoadError("write to \(path): \(String(cString: strerror(errno)))") }
+            guard n > 0 else { throw ToolError("write to \(path): \(String(cString: strerror(errno)))") }
             sent += n
         }
         var response: [UInt8] = []
@@ -46,23 +46,15 @@ enum SetupHTTP {
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n == 0 { break }
-            guard n > 0 else { throw LoadError("read from \(path): \(String(cString: strerror(errno)))") }
+            guard n > 0 else { throw ToolError("read from \(path): \(String(cString: strerror(errno)))") }
             response.append(contentsOf: chunk[..<n])
-            if response.count > 256 << 20 { throw LoadError("response from \(path) over 256 MiB") }
+            if response.count > 256 << 20 { throw ToolError("response from \(path) over 256 MiB") }
         }
-        guard let end = findHeadEnd(response) else { throw LoadError("no HTTP head in the answer to \(path)") }
+        guard let end = endOfHTTPHead(response) else { throw ToolError("no HTTP head in the answer to \(path)") }
         let statusLine = String(decoding: response[..<(response.firstIndex(of: 13) ?? end)], as: UTF8.self)
         let parts = statusLine.split(separator: " ")
-        guard parts.count >= 2, let status = Int(parts[1]) else { throw LoadError("bad status line '\(statusLine)'") }
+        guard parts.count >= 2, let status = Int(parts[1]) else { throw ToolError("bad status line '\(statusLine)'") }
         return Response(status: status, body: Array(response[(end + 4)...]))
-    }
-
-    private static func findHeadEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
-            return i
-        }
-        return nil
     }
 }
 
@@ -80,7 +72,7 @@ struct Provisioned: Codable {
     func write(to path: String) throws { try writeFile(path, Array(try JSONEncoder().encode(self))) }
 
     static func read(from path: String) throws -> Provisioned {
-        guard let text = readSmallFile(path) else { throw LoadError("cannot read \(path)") }
+        guard let text = readSmallFile(path) else { throw ToolError("cannot read \(path)") }
         return try JSONDecoder().decode(Provisioned.self, from: Data(text.utf8))
     }
 }
@@ -97,7 +89,7 @@ enum Setup {
         let body = try JSONSerializationFree.object(["email": email, "password": password])
         let answer = try SetupHTTP.post(host: host, port: port, path: "/v1/auth/signin", body: body)
         guard answer.status == 200 else {
-            throw LoadError("admin sign-in: HTTP \(answer.status) \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
+            throw ToolError("admin sign-in: HTTP \(answer.status) \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
         }
         return try JSONDecoder().decode(SignIn.self, from: Data(answer.body)).access_token
     }
@@ -113,7 +105,7 @@ enum Setup {
             let body = Array("{\"coaches\":\(batch),\"clients_per_coach\":\(clientsPerCoach),\"password\":\"\(password)\"}".utf8)
             let answer = try SetupHTTP.post(host: host, port: port, path: "/v1/admin/provision", body: body, bearer: adminToken)
             guard answer.status == 201 || answer.status == 200 else {
-                throw LoadError("provision: HTTP \(answer.status) \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
+                throw ToolError("provision: HTTP \(answer.status) \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
             }
             let decoded = try JSONDecoder().decode(ProvisionAnswer.self, from: Data(answer.body))
             var coachIndex: [String: Int] = [:]

@@ -33,8 +33,7 @@ final class LoadClient {
     private(set) var startedAtNanos: UInt64 = 0
     private var tcp: TCPConnection?
     private var session: WebSocketSession
-    private var key = ""
-    private var head: [UInt8] = []
+    private var handshake = ClientUpgrade(key: "", maxHeadBytes: LoadClient.maxHeadBytes)
     /// Highest cursor processed; -1 before the first hello.
     private(set) var lastCursor: Int64 = -1
     /// A `resume` is outstanding.
@@ -65,6 +64,7 @@ final class LoadClient {
     /// Frames the server sent that this client answered itself (pongs to keepalive pings).
     private(set) var pongsSent = 0
     static let padding = Array("-spotter-load-chat-message".utf8)
+    static let maxHeadBytes = 16384
 
     init(index: Int, isCoach: Bool, userID: String, token: String, server: Int, runner: Runner) {
         self.index = index
@@ -87,10 +87,9 @@ final class LoadClient {
         state = .connecting
         startedAtMs = runner.loop.nowMilliseconds
         startedAtNanos = monotonicNanos()
-        head = []
         connects += 1
         var generator = SystemRandomNumberGenerator()
-        key = Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        handshake = ClientUpgrade(key: ClientUpgrade.randomKey(using: &generator), maxHeadBytes: Self.maxHeadBytes)
         session = WebSocketSession(role: .client, maxMessageBytes: 1 << 22, maskSeed: generator.next())
         TCPConnection.connect(loop: runner.loop, to: address, from: source) { [unowned self] result in
             switch result {
@@ -110,11 +109,8 @@ final class LoadClient {
         tcp.onEnd = { [unowned self] error in peerEnded(error) }
         tcp.onClose = { [unowned self, weak tcp] in didClose(tcp) }
         let resumeFrom = lastCursor >= 0 ? "&cursor=\(lastCursor)" : ""
-        let request = "GET /v1/ws?access_token=\(token)\(resumeFrom) HTTP/1.1\r\n"
-            + "Host: \(runner.config.hostHeader(server: server))\r\n"
-            + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: spotter.v1\r\n\r\n"
-        tcp.send(Array(request.utf8))
+        tcp.send(handshake.request(target: "/v1/ws?access_token=\(token)\(resumeFrom)",
+                                   host: runner.config.hostHeader(server: server), subprotocol: "spotter.v1"))
         tcp.startReading()
     }
 
@@ -129,27 +125,15 @@ final class LoadClient {
     }
 
     private func readHead(_ bytes: UnsafeRawBufferPointer) {
-        let searchFrom = max(0, head.count - 3)
-        head.append(contentsOf: bytes)
-        var end: Int?
-        if head.count >= 4 {
-            for i in searchFrom...(head.count - 4) where head[i] == 13 && head[i + 1] == 10 && head[i + 2] == 13 && head[i + 3] == 10 {
-                end = i
-                break
-            }
-        }
-        guard let end else {
-            if head.count > 16384 { fail("upgrade: response head too large") }
+        guard case let (text, leftover)? = handshake.read(bytes) else {
+            if handshake.isTooLarge { fail("upgrade: response head too large") }
             return
         }
-        let leftover = Array(head[(end + 4)...])
-        let text = String(decoding: head[..<end], as: UTF8.self)
-        head = []
         guard text.hasPrefix("HTTP/1.1 101") else {
             fail("upgrade: '\(text.split(separator: "\r\n").first.map(String.init) ?? "")'")
             return
         }
-        let expected = "sec-websocket-accept: " + Handshake.acceptKey(for: key).lowercased()
+        let expected = "sec-websocket-accept: " + Handshake.acceptKey(for: handshake.key).lowercased()
         guard text.lowercased().contains(expected) else {
             fail("upgrade: wrong Sec-WebSocket-Accept")
             return
@@ -169,8 +153,7 @@ final class LoadClient {
     }
 
     private func receiveFrames(_ bytes: UnsafeRawBufferPointer) {
-        var actions = runner.takeActionBuffer()
-        session.receive(bytes) { actions.append($0) }
+        let actions = runner.actionBuffer.collect(bytes, through: &session)
         for action in actions {
             switch action {
             case .deliver(.text(let frame)): handleFrame(frame)
@@ -185,7 +168,7 @@ final class LoadClient {
                 if wasOpen { runner.clientLost(self, reason: "server closed with \(code.rawValue)") }
             }
         }
-        runner.returnActionBuffer(actions)
+        runner.actionBuffer.giveBack(actions)
     }
 
     private func peerEnded(_ error: UVError) {

@@ -164,15 +164,6 @@ struct ScenarioResult: Codable {
     var idleGeneratorCPUSeconds: Double?
     var timedOut = false
 
-    func writeJSON(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        var data = try encoder.encode(self)
-        data.append(0x0A)
-        try writeFile(path, Array(data))
-    }
-
     /// A Markdown section for the summary file.
     var markdown: String {
         var lines = ["### \(scenario)", "", "`\(commandLine)`", "",

@@ -21,7 +21,8 @@ final class Runner {
     /// The server processes, sampled as one (nil without --server-pid(s)).
     let probe: ProcessGroupProbe?
     private(set) var clients: [LoadClient] = []
-    private var actionBuffer: [WebSocketSession.Action] = []
+    /// Every client's actions of one read.
+    var actionBuffer = WebSocketSession.ActionBuffer()
     private var ticker: Timer?
     private var timers: [Timer] = []
     private var finished = false
@@ -492,18 +493,6 @@ final class Runner {
     func contentDuplicate() { contentDuplicates += 1; note("client_message_id stored twice") }
 
     func note(_ reason: String) { reasons[reason, default: 0] += 1 }
-
-    func takeActionBuffer() -> [WebSocketSession.Action] {
-        var buffer: [WebSocketSession.Action] = []
-        swap(&buffer, &actionBuffer)
-        return buffer
-    }
-
-    func returnActionBuffer(_ buffer: [WebSocketSession.Action]) {
-        var buffer = buffer
-        buffer.removeAll(keepingCapacity: true)
-        actionBuffer = buffer
-    }
 
     // MARK: - Final checks
 

@@ -185,7 +185,7 @@ struct SpotterLoad: ParsableCommand {
         if result.errors == nil { result.errors = runner.errorSummary() }
         let text = result.markdown
         print(text)
-        if let json { try result.writeJSON(to: json) }
+        if let json { try writeJSON(result, to: json) }
         if let markdown { try writeFile(markdown, Array(text.utf8)) }
         if (result.errors?.total ?? 0) > 0 { throw ExitCode(1) }
     }

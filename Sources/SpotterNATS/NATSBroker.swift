@@ -61,7 +61,7 @@ public final class NATSBroker: ClusterBroker {
         precondition(NATSWire.isPlain(nodeID), "a node id is [A-Za-z0-9_-]+ (it travels as one word)")
         precondition(heartbeatMilliseconds > 0 && deadAfterMilliseconds > heartbeatMilliseconds,
                      "a node is declared dead only after several missed beats")
-        assert(loop.isOnLoop, "NATSBroker belongs to its loop's thread")
+        precondition(loop.isOnLoop, "NATSBroker belongs to its loop's thread")
         self.loop = loop
         self.nodeID = nodeID
         self.logger = logger
@@ -93,7 +93,7 @@ public final class NATSBroker: ClusterBroker {
     /// Says goodbye (the others drop this process's users at once), then closes the connection and its
     /// subscriptions. Idempotent. Local delivery still works afterwards; nothing more goes to NATS.
     public func close() {
-        assert(loop.isOnLoop)
+        loop.assertOnLoop()
         shutDown(sayingGoodbye: true)
     }
 
@@ -131,25 +131,25 @@ public final class NATSBroker: ClusterBroker {
     // MARK: - Broker
 
     public func publish(userID: String, cursor: Int64, frame: String) {
-        assert(loop.isOnLoop)
+        loop.assertOnLoop()
         deliverLocally(userID, .logged(cursor: cursor, frame: frame))
         guard sharesLoggedEvents else { return }
         send(NATSWire.subject(userID: userID), UserEvent.logged(cursor: cursor, frame: frame).payload)
     }
 
     public func publishEphemeral(userID: String, frame: String) {
-        assert(loop.isOnLoop)
+        loop.assertOnLoop()
         deliverLocally(userID, .ephemeral(frame: frame))
         send(NATSWire.subject(userID: userID), UserEvent.ephemeral(frame: frame).payload)
     }
 
     public func publishEphemeralLocally(userID: String, frame: String) {
-        assert(loop.isOnLoop)
+        loop.assertOnLoop()
         deliverLocally(userID, .ephemeral(frame: frame))
     }
 
     public func subscribe(_ subscriber: BrokerSubscriber, userID: String) {
-        assert(loop.isOnLoop)
+        loop.assertOnLoop()
         let wasOnline = isOnline(userID)
         let first = subscribers[userID] == nil
         subscribers[userID, default: []].append(subscriber)
@@ -166,7 +166,7 @@ public final class NATSBroker: ClusterBroker {
     }
 
     public func unsubscribe(_ subscriber: BrokerSubscriber, userID: String) {
-        assert(loop.isOnLoop)
+        loop.assertOnLoop()
         guard var list = subscribers[userID] else { return }
         let before = list.count
         list.removeAll { $0 === subscriber }

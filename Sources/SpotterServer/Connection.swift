@@ -314,10 +314,9 @@ final class Connection {
     /// actions are collected first so that handlers may send on this
     /// connection (which needs the session) while carrying them out.
     private func receive(_ bytes: UnsafeRawBufferPointer, _ endpoint: WebSocketEndpoint) {
-        var actions = server.takeActionBuffer()
-        session.receive(bytes) { actions.append($0) }
+        let actions = server.actionBuffer.collect(bytes, through: &session)
         for action in actions { perform(action, endpoint) }
-        server.returnActionBuffer(actions)
+        server.actionBuffer.giveBack(actions)
     }
 
     private func perform(_ action: WebSocketSession.Action, _ endpoint: WebSocketEndpoint) {

@@ -50,7 +50,8 @@ public final class Server: @unchecked Sendable {
     /// App sockets by account, for the bound on what one account's sockets hold together.
     private(set) lazy var outbound = OutboundLedger(maxAccountBytes: config.maxAccountOutboundBytes)
     private var nextConnectionID: UInt64 = 1
-    private var actionBuffer: [WebSocketSession.Action] = []
+    /// Every connection's actions of one read (one read at a time on the loop); a burst's large buffer is not kept.
+    var actionBuffer = WebSocketSession.ActionBuffer(keptCapacity: 64)
     private var startedAt: UInt64 = 0
     private(set) var isDraining = false
     private var drainDeadline: UInt64 = 0
@@ -280,19 +281,6 @@ public final class Server: @unchecked Sendable {
         guard bytes <= config.maxUploadBytesInFlight &- uploadBytesInFlight else { return nil }
         uploadBytesInFlight += bytes
         return UploadReservation(bytes: bytes) { [unowned self] released in uploadBytesInFlight -= released }
-    }
-
-    /// A reusable buffer for a session's actions (one read at a time on the loop).
-    func takeActionBuffer() -> [WebSocketSession.Action] {
-        var buffer: [WebSocketSession.Action] = []
-        swap(&buffer, &actionBuffer)
-        return buffer
-    }
-
-    func returnActionBuffer(_ buffer: [WebSocketSession.Action]) {
-        var buffer = buffer
-        buffer.removeAll(keepingCapacity: buffer.capacity <= 64)
-        actionBuffer = buffer
     }
 
     private func sweep() {

@@ -30,8 +30,8 @@ public final class StoreWriter: @unchecked Sendable {
     private let checkpointer: Checkpointer?
 
     /// `onRollback` runs on the writer thread whenever something it wrote did not stick: after a job's savepoint
-    /// rolled back (the job threw) and after a batch that did not commit. Caches of what the writer wrote
-    /// (`MessagingWriter`) drop their contents there.
+    /// rolled back (the job threw) and after a batch that did not commit: a cache of what the writer wrote would
+    /// drop its contents there. No caller passes one today (the log engines keep no writer-side cache).
     public init(store: Store, maxBatch: Int = 512, onRollback: @escaping @Sendable () -> Void = {}) {
         self.store = store
         self.maxBatch = max(maxBatch, 1)

@@ -1,8 +1,8 @@
 import SpotterCore
 
 /// The store port for chat: what the messaging shell needs from wherever the log lives. `ChatLog` is the
-/// SQLite engine (the server's); `MemoryChatLog` keeps everything in memory (tests, tools). Both pass one
-/// conformance suite (`ChatLogConformanceTests`), which a PostgreSQL engine would join.
+/// SQLite engine (a single server's); `PostgresChatLog` (SpotterPostgres) is the cluster's; `MemoryChatLog` keeps
+/// everything in memory (tests, tools). All three pass one conformance suite (`ChatLogConformanceTests`).
 ///
 /// Guarantees every engine gives:
 /// - `append` completes after the records are durable (as durable as the engine is), with positions that
