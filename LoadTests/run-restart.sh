@@ -275,9 +275,11 @@ read -r CHECK_NO CHECK_LASTSEQ < <(sqlite3 -separator ' ' "$RESTART_DB/spotter.s
 [ -n "${CHECK_NO:-}" ] || die "no thread for $CHECK_EMAIL"
 FROM_SEQ=$((CHECK_LASTSEQ - RESUME_BACK))
 [ "$FROM_SEQ" -ge 1 ] || die "thread $CHECK_NO has only $CHECK_LASTSEQ messages; lower RESUME_BACK"
+# A message's record kind (ChatRecord.Kind.message, LogSQL.isMessage in Sources/SpotterCore/Chat/LogSQL.swift).
+MESSAGE_KIND=0
 read -r CURSOR EXPECTED < <(sqlite3 -separator ' ' "$RESTART_DB/spotter.sqlite" \
-    "SELECT pos, (SELECT COUNT(*) FROM log WHERE threadNo = $CHECK_NO AND kind = 0 AND pos > l.pos)
-     FROM log l WHERE threadNo = $CHECK_NO AND seq = $FROM_SEQ AND kind = 0") || true
+    "SELECT pos, (SELECT COUNT(*) FROM log WHERE threadNo = $CHECK_NO AND kind = $MESSAGE_KIND AND pos > l.pos)
+     FROM log l WHERE threadNo = $CHECK_NO AND seq = $FROM_SEQ AND kind = $MESSAGE_KIND") || true
 [ -n "${CURSOR:-}" ] || die "thread $CHECK_NO has no message with seq $FROM_SEQ"
 
 # ---------------------------------------------------------------------------
