@@ -113,7 +113,7 @@ struct Serve: ParsableCommand {
     var maxOutboundBytes: Int?
 
     @Option(help: ArgumentHelp(
-        "Unsent bytes all of one account's sockets may hold (the server's queues and the kernel's) before the slowest are closed (1008). [env: SPOTTER_MAX_ACCOUNT_OUTBOUND_BYTES] (default: 4194304)",
+        "Unsent bytes all of one account's sockets may hold (the server's queues and the kernel's) before the slowest are closed (1008). [env: SPOTTER_MAX_ACCOUNT_OUTBOUND_BYTES] (default: 4194304, or --max-outbound-bytes when that is larger)",
         valueName: "bytes"))
     var maxAccountOutboundBytes: Int?
 
@@ -260,8 +260,10 @@ struct Serve: ParsableCommand {
         config.dataDirectory = storage.resolvedDataDirectory
         config.maxMessageBytes = try maxMessageBytes ?? envInt("SPOTTER_MAX_MESSAGE_BYTES") ?? config.maxMessageBytes
         config.maxOutboundBytes = try maxOutboundBytes ?? envInt("SPOTTER_MAX_OUTBOUND_BYTES") ?? config.maxOutboundBytes
+        // Not given: the default, or one socket's bound if that was raised above it (a per-socket bound past the
+        // account's would make the account's the only one).
         config.maxAccountOutboundBytes = try maxAccountOutboundBytes ?? envInt("SPOTTER_MAX_ACCOUNT_OUTBOUND_BYTES")
-            ?? config.maxAccountOutboundBytes
+            ?? max(config.maxAccountOutboundBytes, config.maxOutboundBytes)
         config.socketSendBufferBytes = try socketSendBufferBytes ?? envInt("SPOTTER_SOCKET_SEND_BUFFER_BYTES")
             ?? config.socketSendBufferBytes
         config.maxUploadBytesInFlight = try maxUploadBytesInFlight ?? envInt("SPOTTER_MAX_UPLOAD_BYTES_IN_FLIGHT")
