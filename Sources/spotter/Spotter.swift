@@ -172,6 +172,16 @@ struct Serve: ParsableCommand {
         valueName: "count"))
     var signupsPerHour: Int?
 
+    @Option(help: ArgumentHelp(
+        "Session invites and requests per account per minute, over all its sockets; past it rate_limited. [env: SPOTTER_SESSION_CREATES_PER_MINUTE] (default: 30)",
+        valueName: "count"))
+    var sessionCreatesPerMinute: Int?
+
+    @Option(help: ArgumentHelp(
+        "Session actions (session.act) per account per minute, over all its sockets; past it rate_limited. [env: SPOTTER_SESSION_ACTS_PER_MINUTE] (default: 120)",
+        valueName: "count"))
+    var sessionActsPerMinute: Int?
+
     @Flag(help: "Serve an echo WebSocket at /echo, for conformance runs and benchmarks only. [env: SPOTTER_ECHO=1]")
     var echo = false
 
@@ -304,11 +314,17 @@ struct Serve: ParsableCommand {
         config.hashThreads = try hashThreads ?? envInt("SPOTTER_HASH_THREADS") ?? config.hashThreads
         config.hashQueueLimit = try hashQueue ?? envInt("SPOTTER_HASH_QUEUE") ?? config.hashQueueLimit
         config.signupsPerHour = try signupsPerHour ?? envInt("SPOTTER_SIGNUPS_PER_HOUR") ?? config.signupsPerHour
+        config.sessionCreatesPerMinute = try sessionCreatesPerMinute ?? envInt("SPOTTER_SESSION_CREATES_PER_MINUTE")
+            ?? config.sessionCreatesPerMinute
+        config.sessionActsPerMinute = try sessionActsPerMinute ?? envInt("SPOTTER_SESSION_ACTS_PER_MINUTE") ?? config.sessionActsPerMinute
         guard config.requestTimeoutSeconds >= 1 else { throw ValidationError("request timeout must be at least 1 second") }
         guard config.maxHTTPConnections >= 1 else { throw ValidationError("max HTTP connections must be at least 1") }
         guard (1...64).contains(config.hashThreads) else { throw ValidationError("hash threads must be 1...64") }
         guard config.hashQueueLimit >= 0 else { throw ValidationError("hash queue must be 0 or more") }
         guard config.signupsPerHour >= 1 else { throw ValidationError("sign-ups per hour must be at least 1") }
+        guard config.sessionCreatesPerMinute >= 1, config.sessionActsPerMinute >= 1 else {
+            throw ValidationError("session creates and acts per minute must be at least 1")
+        }
         guard (0...65535).contains(config.port) else { throw ValidationError("port must be 0...65535") }
         guard config.maxMessageBytes >= 125 else { throw ValidationError("max message bytes must be at least 125") }
         guard config.maxOutboundBytes >= config.maxMessageBytes else {

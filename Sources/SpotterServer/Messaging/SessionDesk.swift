@@ -252,7 +252,7 @@ final class SessionDesk {
                 for prompt in done.dropFirst(made.count) { hub.publish(prompt) }
                 // A confirmed, cancelled or declined call changes the client's quota (a no-op without `--tiers`).
                 for clientID in Set(made.map(\.thread.clientID)) { hub.pushQuota(clientID) }
-                if actor == .system { hub.failPoints.reached(.timer) }
+                if actor == .system && action == nil { hub.failPoints.reached(.timer) }  // a tick's, not an ended link's
             case .failure(let error):
                 reply?(.failure(error))  // the hub reloads the chat state and, through it, the book
             }
