@@ -1,7 +1,11 @@
+import SpotterCore
+
 /// Everything `spotter serve` can be told. Defaults suit a phone app talking
 /// to one server; each limit says why it is what it is.
 public struct ServerConfig: Sendable {
     public var host = "127.0.0.1"
+    /// Where every rule reads the time (`SystemClock`; tests pass a `TestClock` and move it).
+    public var clock: any Clock = SystemClock()
     /// 0 picks a free port (tests); the bound port is reported by `Server.port`.
     public var port = 8080
     public var backlog: Int32 = 1024
