@@ -19,7 +19,8 @@ final class Connection {
 
     let id: UInt64
     let tcp: TCPConnection
-    unowned let server: Server
+    /// The server that accepted it (it drops the connection once closed, which ends the cycle).
+    let server: Server
     private(set) var phase: Phase = .http {
         didSet {
             if case .http = oldValue, !isHTTP { server.leftHTTPPhase() }
@@ -55,9 +56,10 @@ final class Connection {
     }
 
     func start() {
-        tcp.onRead = { [unowned self] bytes in self.didRead(bytes) }
-        tcp.onEnd = { [unowned self] _ in self.peerEnded() }
-        tcp.onClose = { [unowned self] in
+        tcp.onRead = { [weak self] bytes in self?.didRead(bytes) }
+        tcp.onEnd = { [weak self] _ in self?.peerEnded() }
+        tcp.onClose = { [weak self] in
+            guard let self else { return }
             if self.isHTTP { self.phase = .closing }  // leaves the HTTP-phase count
             self.endUpload()
             self.endpoint?.closed(on: self)
@@ -223,8 +225,8 @@ final class Connection {
     private func receiveBody(_ request: HTTPRequest, _ admission: UploadAdmission) {
         let sink = UploadSink(loop: server.loop, directory: admission.directory, length: admission.length)
         upload = (request, sink, admission)
-        sink.pauseReading = { [unowned self] in tcp.stopReading() }
-        sink.resumeReading = { [unowned self] in if parser.streamedBodyRemaining > 0 { tcp.startReading() } }
+        sink.pauseReading = { [tcp] in tcp.stopReading() }
+        sink.resumeReading = { [weak self] in if let self, parser.streamedBodyRemaining > 0 { tcp.startReading() } }
         sink.onDone = { [weak self] result in self?.bodyReceived(result) }
         if case .http = phase, requestStartedAt == nil { requestStartedAt = server.loop.nowMilliseconds }
         sink.append(parser.takeStreamedBody())

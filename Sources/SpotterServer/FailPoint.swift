@@ -18,7 +18,7 @@ public enum FailPoint: String, CaseIterable, Sendable {
     case timer
 }
 
-/// The armed fail point, if any (loop thread only: the hub and the desks reach it through the server).
+/// The armed fail point, if any (loop thread only: the core's runner keeps it).
 public struct FailPoints: Sendable {
     let armed: FailPoint?
     let at: Int

@@ -238,7 +238,7 @@ extension API {
             blockingResult { try services.accounts.updateProfile(userID: actor.userID, language: language?.rawValue,
                                                                  timeZone: timeZone, fullName: fullName).view }
         }, then: { [self] result in
-            if case .success = result, let fullName { server.hub.state.setName(fullName, for: actor.userID) }
+            if case .success = result, let fullName { server.runner.core.setName(fullName, for: actor.userID) }
             API.answer(status: 200, answerIn, respond)(result)
         })
     }

@@ -66,9 +66,9 @@ extension API {
             throw APIError(.missingField, field: "coach_id")
         }
         let (threadID, now, clientID) = (SecureRandom.uuid(), unixNow(), actor.userID)
-        let hub = server.hub!
-        hub.linkChange({ done in
-            hub.log.createLink(clientID: clientID, coachID: coachID, threadID: threadID, now: now, completion: done)
+        let runner = server.runner
+        runner.linkChange({ done in
+            runner.log.createLink(clientID: clientID, coachID: coachID, threadID: threadID, now: now, completion: done)
         }, reply: { result in
             let mapped = result.mapError { error in
                 error.code == .notFound ? APIError(.coachNotFound, field: "coach_id") : error
@@ -125,9 +125,9 @@ extension API {
     func decideChange(id: String, approve: Bool, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
         let (threadID, now, adminID) = (SecureRandom.uuid(), unixNow(), actor.userID)
-        let hub = server.hub!
-        hub.linkChange({ done in
-            hub.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
+        let runner = server.runner
+        runner.linkChange({ done in
+            runner.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
         }, reply: { result in
             API.answer(status: 200, language, respond)(result.map(\.view))
         })
@@ -148,7 +148,7 @@ extension API {
         let password = body.password ?? SecureRandom.token()
         try AccountRules.checkPassword(password, confirmation: password)
         let services = self.services
-        let hub = server.hub!
+        let runner = server.runner
         server.loop.runBlocking({ blockingResult { () -> ProvisionResult in
             let now = unixNow()
             let batch = String(SecureRandom.uuid().prefix(8))
@@ -170,7 +170,7 @@ extension API {
         } }, then: { result in
             // The threads were made outside the log: the chat state reads them before anyone can use them.
             let threads = (try? result.get())?.clients.compactMap(\.threadId) ?? []
-            hub.threadsCreated(threads) { API.answer(status: 201, language, respond)(result) }
+            runner.threadsCreated(threads) { API.answer(status: 201, language, respond)(result) }
         })
     }
 

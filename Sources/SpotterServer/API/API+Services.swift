@@ -68,12 +68,12 @@ extension API {
             case .failure(let error):
                 respond(.apiError(error, language))
             case .success:
-                guard let thread = server.hub.state.thread(id: threadID) else {
+                guard let thread = server.runner.chat.thread(id: threadID) else {
                     return respond(.apiError(APIError(.notFound, field: "thread_id"), language))
                 }
-                let send = MessagingHub.SendRequest(sender: thread.userID(side), threadID: threadID, clientMessageID: clientMessageID,
-                                                    kind: .system, body: text, now: unixNow())
-                server.hub.send(send) { sent in
+                let send = SendRequest(sender: thread.userID(side), threadID: threadID, clientMessageID: clientMessageID,
+                                       kind: .system, body: text)
+                server.runner.run(.send(send)) { sent in
                     switch sent {
                     case .success(let json): respond(HTTPResponse(status: 200, contentType: "application/json", body: json + "\n"))
                     case .failure(let error): respond(.apiError(error, language))
