@@ -98,11 +98,11 @@ public final class Server: @unchecked Sendable {
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),
             revealOTPCodes: config.development && otpSender == nil,
-            revealEmailCodes: config.development && emailSender == nil)
+            revealEmailCodes: config.development && emailSender == nil, clock: config.clock)
         // Access tokens of sessions revoked before a restart must stay refused.
         var revoked: [RevokedSession] = []
         do {
-            revoked = try accounts.sessionsRevoked(since: unixNow() - config.accessTokenLifetimeSeconds - 60)
+            revoked = try accounts.sessionsRevoked(since: config.clock.now - config.accessTokenLifetimeSeconds - 60)
         } catch {
             logger.error("could not load recent revocations; their access tokens work until they expire",
                          metadata: ["error": "\(error)"])

@@ -35,7 +35,7 @@ extension API {
                     return answerUsage(userID, tier: tier, language, respond)
                 }
                 let record = ChatRecord(kind: .tier, threadNo: thread.no, side: .client, seq: thread.lastSeq,
-                                        ref: tier.rawValue, at: unixNow())
+                                        ref: tier.rawValue, at: services.clock.now)
                 hub.append([record]) { [self] appended in
                     if case .success(let done) = appended { hub.publish(done[0]) }
                     hub.pushQuota(userID)
