@@ -357,7 +357,7 @@ struct Serve: ParsableCommand {
             try StoreDirectory.make(config.dataDirectory)  // the token secret and attachment files stay there
             let postgres = try PostgresStorage(store: PostgresStore(url: url, logger: logger),
                                                filesDirectory: config.dataDirectory + "/attachments",
-                                               version: Server.version, startedAt: Int64(time(nil)))
+                                               version: Server.version, startedAt: config.clock.now)
             serverStorage = postgres
             if let brokerURL {
                 var natsLogger = logger
@@ -373,7 +373,7 @@ struct Serve: ParsableCommand {
                 throw ValidationError("--broker needs --store postgres://…: the processes of a cluster share one PostgreSQL database")
             }
             let store = try Store.open(directory: config.dataDirectory, logger: logger)
-                .recordingStart(version: Server.version, at: Int64(time(nil)))
+                .recordingStart(version: Server.version, at: config.clock.now)
             serverStorage = SQLiteStorage(store: store, filesDirectory: config.dataDirectory + "/attachments")
         }
         var configured = config

@@ -21,10 +21,10 @@ extension API {
             } catch {
                 return respond(.apiError(APIError(wrapping: error), language))
             }
-            let (attachments, uploader) = (services.attachments, actor.userID)
+            let (attachments, uploader, clock) = (services.attachments, actor.userID, services.clock)
             run(status: 201, language, respond) { () -> AttachmentView in
                 let saved = try attachments.saveFile(at: file.path, type: kind.rawValue, threadID: threadID, uploaderID: uploader,
-                                                     now: unixNow())
+                                                     now: clock.now)
                 return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes)
             }
         }

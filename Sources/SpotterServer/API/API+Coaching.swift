@@ -13,17 +13,17 @@ extension API {
         let answers = try Onboarding.validate(
             dateOfBirth: body.dateOfBirth, gender: body.gender, heightCm: body.heightCm, weightKg: body.weightKg,
             goal: body.goal, experienceLevel: body.experienceLevel, dietaryRestrictions: body.dietaryRestrictions,
-            medicalConditions: body.medicalConditions, today: todayUTC())
+            medicalConditions: body.medicalConditions, today: services.clock.todayUTC)
         let services = self.services
         run(language, respond) { () -> ClientProfileView in
-            let now = unixNow()
+            let now = services.clock.now
             let record = ClientProfileRecord(
                 userId: actor.userID, dateOfBirth: answers.dateOfBirth, gender: answers.gender.rawValue,
                 heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
                 experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
                 medicalConditions: answers.medicalConditions, updatedAt: now)
             try services.accounts.saveOnboarding(record, now: now)
-            return record.view
+            return record.view(today: services.clock.todayUTC)
         }
     }
 
@@ -36,7 +36,7 @@ extension API {
                 throw APIError(.forbidden)
             }
             guard let profile = try services.accounts.clientProfile(userID: clientID) else { throw APIError(.notFound) }
-            return profile.view
+            return profile.view(today: services.clock.todayUTC)
         }
     }
 
@@ -65,7 +65,7 @@ extension API {
         guard let coachID = try JSON.decode(CoachChoiceRequest.self, from: request.body).coachId else {
             throw APIError(.missingField, field: "coach_id")
         }
-        let (threadID, now, clientID) = (SecureRandom.uuid(), unixNow(), actor.userID)
+        let (threadID, now, clientID) = (SecureRandom.uuid(), services.clock.now, actor.userID)
         let runner = server.runner
         runner.linkChange({ done in
             runner.log.createLink(clientID: clientID, coachID: coachID, threadID: threadID, now: now, completion: done)
@@ -86,7 +86,7 @@ extension API {
         run(status: 201, language, respond) { () -> ChangeRequestView in
             do {
                 return try services.accounts.createChangeRequest(
-                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: unixNow()).view
+                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: services.clock.now).view
             } catch AccountStoreError.notFound {
                 throw APIError(.coachNotFound, field: "coach_id")
             }
@@ -124,7 +124,7 @@ extension API {
 
     func decideChange(id: String, approve: Bool, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
-        let (threadID, now, adminID) = (SecureRandom.uuid(), unixNow(), actor.userID)
+        let (threadID, now, adminID) = (SecureRandom.uuid(), services.clock.now, actor.userID)
         let runner = server.runner
         runner.linkChange({ done in
             runner.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
@@ -150,7 +150,7 @@ extension API {
         let services = self.services
         let runner = server.runner
         server.loop.runBlocking({ blockingResult { () -> ProvisionResult in
-            let now = unixNow()
+            let now = services.clock.now
             let batch = String(SecureRandom.uuid().prefix(8))
             let created = try services.accounts.provisionLoadAccounts(
                 batch: batch, coaches: coaches, clientsPerCoach: perCoach, passwordHash: services.hasher.hash(password),
@@ -177,7 +177,7 @@ extension API {
     func coachClients(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canListOwnClients(actor) else { throw APIError(.forbidden) }
         let services = self.services
-        let today = todayUTC()
+        let today = services.clock.todayUTC
         let tiers = server.config.tiers
         run(language, respond) {
             try services.accounts.clients(ofCoach: actor.userID).map { row in
@@ -193,9 +193,10 @@ extension API {
 }
 
 extension ClientProfileRecord {
-    var view: ClientProfileView {
+    /// The profile as shown, its age as of `today` ("YYYY-MM-DD").
+    func view(today: String) -> ClientProfileView {
         ClientProfileView(
-            clientId: userId, dateOfBirth: dateOfBirth, age: Onboarding.age(dateOfBirth: dateOfBirth, today: todayUTC()),
+            clientId: userId, dateOfBirth: dateOfBirth, age: Onboarding.age(dateOfBirth: dateOfBirth, today: today),
             gender: gender, heightCm: heightCm, weightKg: weightKg, goal: goal, experienceLevel: experienceLevel,
             dietaryRestrictions: dietaryRestrictions, medicalConditions: medicalConditions)
     }

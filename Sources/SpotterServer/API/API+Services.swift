@@ -14,10 +14,10 @@ extension API {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
         let name = try AccountRules.normalizeName(try JSON.decode(APIKeyRequest.self, from: request.body).name ?? "")
         let key = API.apiKeyPrefix + SecureRandom.token()
-        let accounts = services.accounts
+        let (accounts, clock) = (services.accounts, services.clock)
         run(status: 201, language, respond) { () -> APIKeyView in
             let made = try accounts.createAPIKey(id: SecureRandom.uuid(), name: name, keyHash: Digest.sha256Hex(key),
-                                                 createdBy: actor.userID, now: unixNow())
+                                                 createdBy: actor.userID, now: clock.now)
             return APIKeyView(id: made.id, name: made.name, key: key, createdBy: made.createdBy, createdAt: made.createdAt,
                               revokedAt: nil)
         }
@@ -35,8 +35,8 @@ extension API {
 
     func revokeAPIKey(_ id: String, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
-        let accounts = services.accounts
-        server.loop.runBlocking({ blockingResult { try accounts.revokeAPIKey(id: id, now: unixNow()) } }, then: { result in
+        let (accounts, clock) = (services.accounts, services.clock)
+        server.loop.runBlocking({ blockingResult { try accounts.revokeAPIKey(id: id, now: clock.now) } }, then: { result in
             switch result {
             case .success(true): respond(HTTPResponse(status: 204))
             case .success(false): respond(.apiError(APIError(.notFound, field: "id"), language))

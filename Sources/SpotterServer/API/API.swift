@@ -262,7 +262,7 @@ final class API {
 
     /// Forgets idle rate-limit keys so the limiters stay small. Once a second.
     func pruneLimiters() {
-        let now = unixNow()
+        let now = services.clock.now
         failuresByAccount.prune(now: now)
         attemptsByAddress.prune(now: now)
         otpRequestsByAddress.prune(now: now)
@@ -294,7 +294,7 @@ final class API {
         guard let token else { throw APIError(.unauthorized) }
         let claims: AccessClaims
         do {
-            claims = try services.signer.verify(token, now: unixNow())
+            claims = try services.signer.verify(token, now: services.clock.now)
         } catch .expired {
             throw APIError(.tokenExpired)
         } catch {

@@ -117,7 +117,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     }
 
     func tick(on connection: Connection) {
-        let now = unixNow()
+        let now = api.services.clock.now
         if now >= expiresAt {
             connection.close(CloseCode(SpotterCloseCode.tokenExpired), reason: "token expired")
         } else if !warned, now >= expiresAt - api.server.config.tokenExpiryWarningSeconds {
@@ -222,7 +222,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         }, then: { [self] result in
             switch result {
             case .success(.session(let session, let familyID)):
-                expiresAt = unixNow() + Int64(session.expiresIn)
+                expiresAt = api.services.clock.now + Int64(session.expiresIn)
                 sessionID = familyID
                 warned = false
                 send(Reply.ok(id: id, resultJSON: JSON.encode(SocketRefreshResult(session: session, expiresAt: expiresAt))))
