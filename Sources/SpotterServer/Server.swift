@@ -1,3 +1,4 @@
+import Dispatch
 import EventLoop
 import Logging
 import SpotterCore
@@ -212,6 +213,18 @@ public final class Server: @unchecked Sendable {
         loop.closeAllHandles()
         connections = [:]  // each holds the server: let them go with their handles
         logger.info("stopped")
+    }
+
+    /// Runs one pass of the session timers now, on the loop, and returns once it has been decided (tests: with a
+    /// `TestClock` moved past what is due, instead of waiting for the once-a-second pass). Safe from any thread.
+    public func tickTimers() {
+        let done = DispatchSemaphore(value: 0)
+        loop.execute { [self] in
+            runner.tick()
+            runner.pipeline.flush()
+            done.signal()
+        }
+        done.wait()
     }
 
     /// Starts a graceful shutdown. Safe from any thread.
