@@ -195,7 +195,7 @@ public final class PostgresChatLog: ChatStore {
             for row in rows {
                 let seq = Int64(try batch.connection.execPrepared(
                     "SELECT COALESCE(MAX(seq), 0) FROM log WHERE threadNo = $1", [String(row.no)]).scalar ?? "0") ?? 0
-                records.append(ChatRecord(kind: .link, threadNo: row.no, side: .client, seq: seq, a: row.active ? 1 : 0, at: now))
+                records.append(CoachingCore.linkRecord(threadNo: row.no, lastSeq: seq, active: row.active, now: now))
             }
             let positions = try PostgresChatLog.insert(batch, records)
             for index in records.indices { records[index].pos = positions[index] }

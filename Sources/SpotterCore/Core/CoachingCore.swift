@@ -273,6 +273,13 @@ public struct CoachingCore {
 
     // MARK: - Threads and recovery
 
+    /// The `link` record of a thread whose link state a committed change set (a coach picked, a change
+    /// approved): made by the engines inside the transaction that changes the link, with the thread's newest seq
+    /// and state as that transaction reads them, and applied here like any followed record.
+    public static func linkRecord(threadNo: Int64, lastSeq: Int64, active: Bool, now: Int64) -> ChatRecord {
+        ChatRecord(kind: .link, threadNo: threadNo, side: .client, seq: lastSeq, a: active ? 1 : 0, at: now)
+    }
+
     /// Threads read from the store (a link, provisioning, another process's link) with their people's names. A
     /// thread the state has already keeps everything but its `active`.
     public mutating func learn(threads: [ChatThread], names: [String: String]) {
