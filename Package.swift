@@ -139,8 +139,9 @@ let package = Package(
             ]
         ),
 
-        // What the load tools share: clocks, /proc readings, formatting, the WebSocket client's upgrade, writing results.
-        .target(name: "LoadSupport", path: "LoadTests/LoadSupport"),
+        // What the load tools share: clocks, /proc readings, formatting, the WebSocket client's socket and upgrade,
+        // writing results.
+        .target(name: "LoadSupport", dependencies: ["EventLoop", "WebSocket"], path: "LoadTests/LoadSupport"),
 
         // Load tests: the echo benchmark.
         .executableTarget(

@@ -23,7 +23,7 @@ final class Runner {
     private var tick: Timer?
     private var phaseTimer: Timer?
     /// Every client's actions of one read.
-    var actionBuffer = WebSocketSession.ActionBuffer()
+    let actions = LoopActionBuffer()
 
     // Connect phase.
     private var nextToLaunch = 0
