@@ -140,8 +140,12 @@ let package = Package(
         ),
 
         // What the load tools share: clocks, /proc readings, formatting, the WebSocket client's socket and upgrade,
-        // writing results.
-        .target(name: "LoadSupport", dependencies: ["EventLoop", "WebSocket"], path: "LoadTests/LoadSupport"),
+        // latency summaries, writing results.
+        .target(
+            name: "LoadSupport",
+            dependencies: ["EventLoop", "WebSocket", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            path: "LoadTests/LoadSupport"
+        ),
 
         // Load tests: the echo benchmark.
         .executableTarget(
