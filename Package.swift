@@ -214,6 +214,7 @@ let package = Package(
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Base64Codec"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
