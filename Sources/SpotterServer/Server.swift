@@ -34,6 +34,9 @@ public final class Server: @unchecked Sendable {
     private(set) var sessions: SessionDesk!
     private(set) var records: RecordDesk!
 
+    /// The log's durable consumers (`--log-tap`, `config.logConsumers`); nil when there are none.
+    var consumers: LogConsumerRunner?
+
     /// Cluster mode's parts (nil: one process alone).
     let cluster: ClusterSetup?
     private var clusterBroker: (any ClusterBroker)?
@@ -154,6 +157,7 @@ public final class Server: @unchecked Sendable {
             try follower.start(loop: loop)
             logger.info("following the cluster's log", metadata: ["from": "\(loaded.position)"])
         }
+        let consumerList = try makeConsumers()  // a tap that cannot be opened stops the start here
         if let lease = cluster?.lease { startLease(lease) }
         logger.info("chat state loaded", metadata: [
             "threads": "\(hub.state.threadCount)", "replayed": "\(loaded.tail.count)"])
@@ -184,6 +188,7 @@ public final class Server: @unchecked Sendable {
         }
         checkpointTimer = checkpoint
         sessions.start(loop: loop)
+        startConsumers(consumerList)
         if handleSignals {
             // A parent may have started us with these blocked (a test
             // runner's thread did); a server that ignores SIGTERM cannot be stopped.
@@ -205,6 +210,7 @@ public final class Server: @unchecked Sendable {
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
+        if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
         hub.checkpointBeforeStop()
         hub.follower?.stop()
@@ -325,6 +331,7 @@ public final class Server: @unchecked Sendable {
                 leaseChecking = false
                 if held != holdsTimers { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
                 holdsTimers = held
+                consumers?.setActive(held)
             })
         }
         timer.unref()
@@ -365,6 +372,7 @@ public final class Server: @unchecked Sendable {
             metrics.outboundQueued.record(connections.values.reduce(0) { $0 + $1.tcp.queuedBytes })
             metrics.recordStore(writesInFlight: hub.inFlight, totals: ServerMetrics.StoreTotals(
                 batches: totals.batches, jobs: totals.jobs, checkpointPasses: totals.checkpointPasses))
+            for progress in consumers?.progress(newest: hub.committedThrough) ?? [] { metrics.recordConsumer(progress) }
             return .respond(HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: metrics.exposition()))
