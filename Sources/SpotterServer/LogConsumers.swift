@@ -70,9 +70,11 @@ final class LogConsumerRunner: Sendable {
 }
 
 extension Server {
-    /// The log's durable consumers.
+    /// The log's durable consumers: the tap (opened here: start-up only, it blocks) and the configured ones.
     func makeConsumers() throws -> [any LogConsumer] {
-        config.logConsumers
+        var list = config.logConsumers
+        if let path = config.logTapPath { list.insert(try LogTap(path: path), at: 0) }
+        return list
     }
 
     /// Starts the consumers' threads. In a cluster they wait for the timer lease.

@@ -99,7 +99,9 @@ public struct ServerConfig: Sendable {
     public var maxAppendsInFlight = 1024
     /// How often the chat views are checkpointed (a restart replays the log after the last one).
     public var checkpointIntervalMilliseconds: UInt64 = 1000
-    /// Durable consumers of the log (each on its own thread, each with its own saved position).
+    /// `--log-tap`: a file every record of the log is appended to as a JSON line, by a durable consumer (`LogTap`).
+    public var logTapPath: String?
+    /// Durable consumers of the log besides the tap (each on its own thread, each with its own saved position).
     public var logConsumers: [any LogConsumer] = []
     /// How the log's consumers poll, batch and back off.
     public var logConsumerTiming = LogConsumerTiming()
