@@ -29,11 +29,14 @@ public final class Server: @unchecked Sendable {
     let handshakePolicy: HandshakePolicy
     /// The chat, the accounts and their one writer: SQLite, or PostgreSQL (`--store`).
     let storage: any ServerStorage
-    private let echo = EchoEndpoint()
+    let echo = EchoEndpoint()
     /// The HTTP API and the sockets' commands.
     let api: API
     /// The core and the commit pipeline around it.
     let runner: CoreRunner
+
+    /// The log's durable consumers (`--log-tap`, `config.logConsumers`); nil when there are none.
+    var consumers: LogConsumerRunner?
 
     /// Cluster mode's parts (nil: one process alone).
     let cluster: ClusterSetup?
@@ -45,13 +48,13 @@ public final class Server: @unchecked Sendable {
     private var sweepTimer: Timer?
     private var checkpointTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
-    private var connections: [UInt64: Connection] = [:]
+    private(set) var connections: [UInt64: Connection] = [:]
     /// App sockets by account, for the bound on what one account's sockets hold together.
     let outbound: OutboundLedger
     private var nextConnectionID: UInt64 = 1
     /// Every connection's actions of one read (one read at a time on the loop); a burst's large buffer is not kept.
     var actionBuffer = WebSocketSession.ActionBuffer(keptCapacity: 64)
-    private var startedAt: UInt64 = 0
+    private(set) var startedAt: UInt64 = 0
     private(set) var isDraining = false
     private var drainDeadline: UInt64 = 0
 
@@ -114,7 +117,7 @@ public final class Server: @unchecked Sendable {
 
     private var chatLog: any ChatStore { storage.chat }
     /// The JavaScript client and the console.
-    private let web: WebFiles
+    let web: WebFiles
 
     private static func webFiles(_ root: String?, _ logger: Logger) -> WebFiles {
         guard let root else { return .embedded }
@@ -148,6 +151,7 @@ public final class Server: @unchecked Sendable {
             try follower.start(loop: loop)
             logger.info("following the cluster's log", metadata: ["from": "\(loaded.position)"])
         }
+        let consumerList = try makeConsumers()  // a tap that cannot be opened stops the start here
         if let lease = cluster?.lease {
             runner.holdsTimers = false
             startLease(lease)
@@ -182,6 +186,7 @@ public final class Server: @unchecked Sendable {
         }
         checkpointTimer = checkpoint
         runner.startTimers()
+        startConsumers(consumerList)
         if handleSignals {
             // A parent may have started us with these blocked (a test
             // runner's thread did); a server that ignores SIGTERM cannot be stopped.
@@ -204,6 +209,7 @@ public final class Server: @unchecked Sendable {
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
+        if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
         runner.checkpointBeforeStop()
         runner.follower?.stop()
@@ -329,6 +335,7 @@ public final class Server: @unchecked Sendable {
                 leaseChecking = false
                 if held != runner.holdsTimers { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
                 runner.holdsTimers = held
+                consumers?.setActive(held)
             })
         }
         timer.unref()
@@ -343,67 +350,6 @@ public final class Server: @unchecked Sendable {
         leaseTimer?.close()
         for watcher in signalWatchers { watcher.close() }
         loop.stop()
-    }
-
-    // MARK: - Routing
-
-    enum Route {
-        /// Answered; a request that asked for an upgrade and did not get it is then closed (`Connection.answer`).
-        case respond(HTTPResponse)
-        case upgrade(WebSocketEndpoint)
-        /// Answered later (after work off the loop) through the callback, on the loop.
-        case deferred((@escaping (HTTPResponse) -> Void) -> Void)
-        /// An upload admitted from its head: its body is streamed to disk, then handed to the endpoint.
-        case receiveBody(UploadAdmission)
-    }
-
-    func route(_ request: HTTPRequest, peer: String) -> Route {
-        if let route = api.route(request, peer: peer) { return route }
-        switch request.path {
-        case "/healthz":
-            guard request.method == "GET" else { return .respond(methodNotAllowed) }
-            return .respond(health())
-        case "/metrics":
-            guard request.method == "GET" else { return .respond(methodNotAllowed) }
-            let totals = storage.writerTotals
-            metrics.outboundQueued.record(connections.values.reduce(0) { $0 + $1.tcp.queuedBytes })
-            metrics.recordStore(writesInFlight: runner.pipeline.inFlight, totals: ServerMetrics.StoreTotals(
-                batches: totals.batches, jobs: totals.jobs, checkpointPasses: totals.checkpointPasses))
-            return .respond(HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                body: metrics.exposition()))
-        case "/echo" where config.echoEnabled:
-            return .upgrade(echo)
-        default:
-            if let file = web.response(method: request.method, path: String(request.path)) { return .respond(file) }
-            metrics.recordHandshakeFailure(status: 404, reason: HTTPError.metricReason(404))
-            return .respond(.refusal(HTTPError(404, "no such path"), Language(acceptLanguage: request.headers["Accept-Language"])))
-        }
-    }
-
-    private var methodNotAllowed: HTTPResponse {
-        .refusal(HTTPError(405, "use GET", headers: [("Allow", "GET")]), .english)
-    }
-
-    /// `GET /healthz`; its schema is Protocol/schemas/Health.json.
-    private struct Health: Encodable {
-        var status: String
-        var version: String
-        var uptimeSeconds: Double
-        var connections: Int
-        var run: Int64?
-        enum CodingKeys: String, CodingKey {
-            case status, version, connections, run
-            case uptimeSeconds = "uptime_seconds"
-        }
-    }
-
-    private func health() -> HTTPResponse {
-        let health = Health(
-            status: isDraining ? "draining" : "ok", version: Self.version,
-            uptimeSeconds: Double(loop.nowMilliseconds &- startedAt) / 1000, connections: connections.count,
-            run: storage.runNumber)
-        return .json(isDraining ? 503 : 200, health)
     }
 }
 

@@ -245,6 +245,14 @@ struct Serve: ParsableCommand {
         """, valueName: "url"))
     var emailGatewayURL: String?
 
+    @Option(help: ArgumentHelp("""
+        Append every record of the log (messages, receipts, links, sessions…) to this file as one JSON line: its \
+        delivery id, position, kind, thread, side, seq, reference and time, no bodies. At least once and in log \
+        order, from a position kept in the database, so it survives restarts and crashes; it starts at the newest \
+        record the first time. [env: SPOTTER_LOG_TAP]
+        """, valueName: "file"))
+    var logTap: String?
+
     /// The SMS gateway sender, when one is configured.
     func makeOTPSender() throws -> (any OTPSender)? {
         try gatewaySender(smsGatewayURL ?? env("SPOTTER_SMS_GATEWAY_URL"), "SMS", token: env("SPOTTER_SMS_GATEWAY_TOKEN"))
@@ -287,6 +295,7 @@ struct Serve: ParsableCommand {
         config.allowedOrigins = Set(origins.filter { !$0.isEmpty })
         config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
         config.webRoot = webRoot ?? env("SPOTTER_WEB_ROOT")
+        config.logTapPath = logTap ?? env("SPOTTER_LOG_TAP")
         if let lifetime = try accessTokenLifetime ?? envInt("SPOTTER_ACCESS_TOKEN_LIFETIME") {
             guard lifetime >= 5 else { throw ValidationError("the access token lifetime must be at least 5 seconds") }
             config.accessTokenLifetimeSeconds = Int64(lifetime)
