@@ -47,6 +47,7 @@ struct CoachingCoreChatTests {
         // Both participants hear of it at its position; the coach has one unread, the writer none.
         #expect(first.applied.loggedTypes == ["k:message", "a:message"])
         #expect(first.applied.logged.map(\.cursor) == [1, 1])
+        try #require(first.applied.logged.count == 2)
         #expect(try decode(MessageEvent.self, first.applied.logged[0].payload).unread == 1)
         #expect(try decode(MessageEvent.self, first.applied.logged[1].payload).unread == 0)
 
@@ -289,6 +290,7 @@ struct CoachingCoreChatTests {
         #expect(ninth.records.map(\.kind) == [.message])
         let tenth = try h.commit(.text("a", "m10"))
         #expect(tenth.records.map(\.kind) == [.message, .ratingPrompt])
+        try #require(tenth.records.count == 2 && tenth.applied.logged.count == 3)
         let message = tenth.records[0], prompt = tenth.records[1]
         #expect(prompt.a == 10 && prompt.ref == nil && prompt.side == .client && prompt.threadNo == 1)
         #expect(prompt.seq == message.seq && prompt.pos == message.pos + 1)
@@ -323,6 +325,7 @@ struct CoachingCoreChatTests {
             == ReceiptResult(threadId: "t1", deliveredSeq: 2, readSeq: 2, unread: 1, totalUnread: 1))
         // The peer hears of the receipt, the reader's other devices of their unread count.
         #expect(read.applied.loggedTypes == ["k:receipt", "a:unread"])
+        try #require(read.applied.logged.count == 2)
         #expect(try decode(ReceiptEvent.self, read.applied.logged[0].payload)
             == ReceiptEvent(threadId: "t1", userId: "a", deliveredSeq: 2, readSeq: 2))
         #expect(try decode(UnreadEvent.self, read.applied.logged[1].payload)

@@ -33,11 +33,13 @@ struct CoachingCoreSessionTests {
         #expect(session.durationMinutes == 30 && session.purpose == "Form check" && session.meetUrl == "https://meet.jit.si/room-1")
         #expect(record.session == session)
         #expect(invite.applied.loggedTypes == ["k:session", "a:session"])
+        try #require(invite.applied.logged.count == 2)
         #expect(try decode(SessionEvent.self, invite.applied.logged[1].payload).unread == 1)
         #expect(h.core.sessions["id-1"]?.status == .invited)
 
         let accepted = try h.commit(.act("a", .accept, "id-1"))
         #expect(accepted.records.map(\.sessionChange) == ["accept"])
+        try #require(accepted.records.count == 1)
         #expect(accepted.records[0].side == .client && accepted.records[0].seq == 2)
         #expect(try Self.status(accepted) == "scheduled")
         #expect(h.core.sessions["id-1"]?.status == .scheduled)
@@ -177,6 +179,7 @@ struct CoachingCoreSessionTests {
         h.now = Self.at
         let expiry = try h.commit(.tick)
         #expect(expiry.records.compactMap(\.ref) == [unanswered] && expiry.commit.byTimers)
+        try #require(expiry.records.count == 1)
         #expect(expiry.records[0].session?.status == "expired" && expiry.records[0].b == 0)
         #expect(expiry.applied.loggedTypes == ["k:session", "a:session"])
         #expect(h.core.sessions[unanswered]?.status == .expired)
@@ -185,6 +188,7 @@ struct CoachingCoreSessionTests {
         h.now = Self.at + 2 * H.hour - 600
         let reminder = try h.commit(.tick)
         #expect(reminder.records.compactMap(\.ref) == [held] && reminder.records[0].sessionChange == "starting_soon")
+        try #require(reminder.records.count == 1)
         #expect(reminder.records[0].session?.reminded == true)
         #expect(try h.commit(.tick).records.isEmpty)
 
@@ -198,6 +202,7 @@ struct CoachingCoreSessionTests {
         h.now += 1
         let completion = try h.commit(.tick)
         #expect(completion.records.map(\.kind) == [.session, .ratingPrompt])
+        try #require(completion.records.count == 2)
         #expect(completion.records[0].session?.status == "completed")
         #expect(completion.records[1].ref == held && completion.records[1].a == 0)
         #expect(completion.applied.loggedTypes == ["k:session", "a:session", "a:rating_prompt"])
@@ -222,6 +227,7 @@ struct CoachingCoreSessionTests {
         h.now += 600
         let done = try h.commit(.act("k", .complete, session))
         #expect(done.records.map(\.kind) == [.session, .ratingPrompt])
+        try #require(done.records.count == 2)
         #expect(done.records[1].ref == session && done.records[1].side == .client && done.records[1].a == 0)
         let event = try decode(RatingPromptEvent.self, try #require(done.applied.logged.last).payload)
         #expect(event == RatingPromptEvent(threadId: "t1", coachId: "k", reason: "session", messagesSent: nil, sessionId: session))
@@ -300,5 +306,39 @@ struct CoachingCoreSessionTests {
         // Badr's session reaches Badr and the coach, not Amal.
         #expect(moved.applied.loggedTypes == ["k:session", "a:session", "k:session", "b:session"])
         #expect(h.core.sessions[badr]?.status == .invited)
+    }
+
+    /// Amal asked to move for Badr's invite (`ask_reschedule`), set up in a fresh core.
+    func amalAskedToMoveForBadr() throws -> (h: CoreHarness, amal: String, badr: String) {
+        let h = CoreHarness()
+        let amal = try Self.id(h.commit(.invite(at: Self.at, minutes: 30)))
+        try h.commit(.act("a", .accept, amal))
+        let badr = try Self.id(h.commit(.invite(thread: "t2", at: Self.at + 15 * 60, minutes: 30)))
+        try h.commit(.act("k", .askReschedule, badr, start: Self.at + 3 * H.hour))
+        #expect(h.core.sessions[amal]?.status == .rescheduleRequested && h.core.sessions[amal]?.resolving == badr)
+        return (h, amal, badr)
+    }
+
+    /// The session a command names is the reply even when it is not the last one the answer changed.
+    @Test func keepingTheExistingSessionRepliesWithTheOneKeptOut() throws {
+        let (h, amal, badr) = try amalAskedToMoveForBadr()
+        let kept = try h.commit(.act("k", .keepExisting, badr))
+        // Badr's is cancelled, then Amal's request to move is withdrawn.
+        #expect(kept.records.compactMap(\.ref) == [badr, amal])
+        let reply = try decode(SessionView.self, kept.reply)
+        #expect(reply.id == badr && reply.status == "cancelled" && reply.cancelReason == "kept_existing")
+        #expect(h.core.sessions[amal]?.status == .scheduled && h.core.sessions[amal]?.start == Self.at)
+    }
+
+    /// A client's answer that frees a slot for another client's session never replies with that session.
+    @Test func aClientsCancelRepliesWithTheirOwnSessionNotTheOneItFreed() throws {
+        let (h, amal, badr) = try amalAskedToMoveForBadr()
+        let cancelled = try h.commit(.act("a", .cancel, amal))
+        #expect(cancelled.records.compactMap(\.ref) == [amal, badr])
+        let reply = try decode(SessionView.self, cancelled.reply)
+        #expect(reply.id == amal && reply.clientId == "a" && reply.status == "cancelled")
+        #expect(!cancelled.reply.contains(badr))
+        #expect(h.core.sessions[badr]?.status == .invited)
+        #expect(cancelled.applied.loggedTypes == ["k:session", "a:session", "k:session", "b:session"])
     }
 }

@@ -8,8 +8,37 @@ import SpotterProtocol
 // CoachingCoreChatTests (sends, quotas, rating prompts, receipts), CoachingCoreSessionTests, CoachingCoreRecordTests,
 // this file (records followed from other processes, recovery decisions) and CommitPipelineTests.
 //
-// Mutation checks (a rule broken by hand in Sources/SpotterCore/Core, the tests run, the change reverted):
-// MUTATIONS
+// Mutation checks: a rule broken by hand in Sources/SpotterCore/Core (the core of 5f8634d), these suites run, the
+// change reverted (`git diff Sources` empty after). Rule broken → the tests that failed:
+// - CoachingCore.send: drop `quotas.charge` → aClientsFirstSendReadsTheMonthsCount…, atTheTierLimitASendIsRefused…,
+//   aNewMonthInTheClientsZone…, aTierChangeIsLogged…, aSystemMessageIsNeither…, aFollowedClientMessageMakes… fail.
+// - send: count system messages (`counted = true`) → aSystemMessageIsNeitherChargedNorCounted.
+// - send: a rating count off by one (`+ 2`) → everyTenthClientMessageAsksForARating…, resetSetsAThreadBack…,
+//   aSystemMessageIsNeither…, aFollowedClientMessageMakes….
+// - month(at:zone:): reuse a zone's cached month after its `resetsAt` → aNewMonthInTheClientsZone…,
+//   theClientsTierLimitsCallLengthAndCallsPerMonth.
+// - apply(.elsewhere): a followed client message forgets no count → aFollowedClientMessageMakesTheCountsBeReadAgain;
+//   a tier record forgets nothing → aTierChangeIsLoggedOnTheCurrentThreadAndForgetsTheCount.
+// - apply(.elsewhere): skip `sessions.learn` → aFollowedSessionRecordUpdatesTheBook, applyingTheSameRecordsTwice…;
+//   skip `coaching.apply` → aFollowedRecordBodyUpdatesTheCoachingRecord, applyingTheSameRecordsTwice….
+// - apply: client cards for `.elsewhere` instead of `.here` → everyChangeIsOneRecordAndACardForTheCoach,
+//   aFollowedRecordBodyUpdatesTheCoachingRecord.
+// - recovery(after:clustered:): always `.threads`, or ignoring `clustered` →
+//   recoveryRebuildsEverythingAloneAndSomeThreadsInACluster.
+// - Sessions: a client's request not counted as a call (`countsNow: false`) → theClientsTierLimits…; no per-account
+//   create limit → createsAndActsAreLimitedPerAccountAndMinute; an ended link's sessions still movable →
+//   anEndedLinkCancelsItsOpenSessions; ratings asked without --ratings → aCompletedSessionAsksTheClientForARating.
+// - Sessions reply: ignore `about` → keepingTheExistingSessionRepliesWithTheOneKeptOut; ignore `about` and reply
+//   with the last changed session → also aClientsCancelRepliesWithTheirOwnSession…, anAnswerRepliesWithTheSession….
+//   Dropping only the filter to the user's sessions survives: `about` always names one of theirs (equivalent).
+// - Record: write the unchanged body of a retried task check → everyChangeIsOneRecordAndACardForTheCoach.
+// - CommitPipeline: complete an empty submission at once → anEmptySubmissionWaits…, oneFlushIsOneAppend…,
+//   aFailedAppendFails…; a failed batch's submissions not told → aFailedAppendFailsItsWholeBatchAndTellsTheShell;
+//   `inFlight > maxInFlight` → writesAreRefusedPastTheBoundAndWhileRecovering; committedThrough not moved →
+//   committedThroughOnlyMovesForward, oneFlushIsOneAppend…, anEmptySubmissionWaits….
+//
+// Known bug (aMealLogAppliedTwiceIsCountedOnce, `withKnownIssue`): `apply` appends a meal log's time to `mealTimes`
+// every time the record is applied, so the same records applied twice double the dashboard's meal-log days.
 
 /// Records committed elsewhere (another process of a cluster, or read back from the log) and what to do after
 /// a failed append.

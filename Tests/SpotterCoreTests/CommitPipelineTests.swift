@@ -16,7 +16,11 @@ struct CommitPipelineTests {
         }
 
         /// Completes the oldest append: durable at the next positions, or failed.
-        func complete(failing error: (any Error)? = nil) {
+        func complete(failing error: (any Error)? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+            guard !appends.isEmpty else {
+                Issue.record("no append to complete", sourceLocation: sourceLocation)
+                return
+            }
             let (records, done) = appends.removeFirst()
             if let error { return done(.failure(error)) }
             let positions = records.indices.map { next + Int64($0) }
