@@ -37,8 +37,9 @@ import SpotterProtocol
 //   `inFlight > maxInFlight` → writesAreRefusedPastTheBoundAndWhileRecovering; committedThrough not moved →
 //   committedThroughOnlyMovesForward, oneFlushIsOneAppend…, anEmptySubmissionWaits….
 //
-// Known bug (aMealLogAppliedTwiceIsCountedOnce, `withKnownIssue`): `apply` appends a meal log's time to `mealTimes`
-// every time the record is applied, so the same records applied twice double the dashboard's meal-log days.
+// Found by these tests and fixed (aMealLogAppliedTwiceIsCountedOnce): `apply` appended a meal log's time to
+// `mealTimes` each time the record was applied, so the same records applied twice doubled the dashboard's meal-log
+// days; a record at or below its thread's applied position now adds nothing.
 
 /// Records committed elsewhere (another process of a cluster, or read back from the log) and what to do after
 /// a failed append.
@@ -177,10 +178,8 @@ struct CoachingCoreTests {
         #expect(try mealDays() == 10)  // 2 days of 2 clients × 10 days
         _ = here.core.apply(log.records, origin: .elsewhere, here.context)
         let times = here.core.mealTimes, percent = try mealDays()
-        withKnownIssue("bug: apply(.elsewhere) appends a meal log's time again (mealTimes is not idempotent)") {
-            #expect(times == [1: [H.start - H.day, H.start]])
-            #expect(percent == 10)
-        }
+        #expect(times == [1: [H.start - H.day, H.start]])
+        #expect(percent == 10)
     }
 
     // MARK: - Recovery

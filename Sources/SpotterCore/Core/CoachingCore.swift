@@ -210,6 +210,9 @@ public struct CoachingCore {
         var applied = Applied()
         var cardsFor: [Int64] = []
         for record in records {
+            // A record at or below the thread's newest applied position was applied before (a follower's read
+            // overlapping what it had): what only adds (a meal log's time) must not add it again.
+            let fresh = record.pos > (chat.thread(no: record.threadNo)?.lastPos ?? 0)
             switch origin {
             case .here: chat.committed(record)
             case .elsewhere: chat.apply(record)
@@ -223,7 +226,7 @@ public struct CoachingCore {
                     quotas.forget(thread.clientID)
                     sentEver[thread.clientID] = nil
                 }
-                if record.a == MessageKind.mealLog.rawValue { mealTimes[record.threadNo, default: []].append(record.at) }
+                if fresh, record.a == MessageKind.mealLog.rawValue { mealTimes[record.threadNo, default: []].append(record.at) }
                 messageJSON = chat.messageView(record)?.jsonText
                 if applied.messageJSON == nil { applied.messageJSON = messageJSON }
             case .session:
