@@ -2,7 +2,7 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 
 /// The log on PostgreSQL, behind the same port as the SQLite engine (`ChatLogEngine`) and held to the same
 /// conformance suite. Appends go through one writer thread (`PostgresWriter`: group commit, one transaction per

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SpotterStore
+import SpotterPorts
 
 /// What one writer batch's jobs share: the connection, inside the batch transaction, and the next log position.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SpotterPorts
 
 /// One dedicated thread that owns writes. Jobs submitted while a transaction runs are committed together in the
 /// next one (group commit): durability costs one commit (one WAL fsync with synchronous=FULL) per batch, not per
@@ -47,7 +48,7 @@ public final class StoreWriter: @unchecked Sendable {
     /// Thread-safe. `work` runs on the writer thread inside the batch transaction; `completion` runs on the
     /// writer thread after the batch committed (or failed). After `stop()`, the completion gets
     /// `StoreWriterError.stopped` at once, on the caller's thread.
-    public func submit<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+    package func submit<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         condition.lock()
         guard !stopping else {
@@ -64,7 +65,7 @@ public final class StoreWriter: @unchecked Sendable {
     /// callers on a thread that may wait (a request's worker thread; never the event loop, never the writer
     /// thread itself). `afterCommit` runs on the writer thread after the commit, in commit order, before this
     /// returns: caches of committed rows update there, so two writers cannot apply their changes out of order.
-    public func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+    package func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
                                      afterCommit: (@Sendable (T) -> Void)? = nil) throws -> T {
         precondition(!isWriterThread, "StoreWriter.perform on the writer thread would wait for itself")
         let done = ResultWaiter<T>()
@@ -183,28 +184,6 @@ public enum StoreWriterError: Error, Equatable, Sendable, CustomStringConvertibl
         case .stopped: return "the store writer is stopped"
         case .transactionAborted: return "the batch transaction was aborted"
         }
-    }
-}
-
-/// One result handed from a writer thread to a waiting caller (the blocking `perform` of both engines' writers).
-public final class ResultWaiter<T: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var result: Result<T, any Error>?
-
-    public init() {}
-
-    public func finish(_ result: Result<T, any Error>) {
-        condition.lock()
-        self.result = result
-        condition.signal()
-        condition.unlock()
-    }
-
-    public func wait() -> Result<T, any Error> {
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil { condition.wait() }
-        return result!
     }
 }
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import SpotterStore
+@testable import SpotterPorts
 
 /// Coaches, links, threads and change requests, on every engine of the accounts.
 @Suite("AccountStore: coaches, links and change requests")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SpotterPorts
 @testable import SpotterStore
 
 /// Accounts as a server runs them: writes through the one store writer, committed users kept in the directory.

@@ -1,4 +1,5 @@
 import Testing
+@testable import SpotterPorts
 @testable import SpotterStore
 
 /// Users, refresh tokens, OTP challenges and onboarding, on every engine of the accounts.

@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// Onboarding, choosing a coach, coach changes (admin-approved), and what a

@@ -3,7 +3,7 @@ import FoundationEssentials
 import SpotterBroker
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// The shell around chat: it runs `ChatState`'s rules on the loop, appends

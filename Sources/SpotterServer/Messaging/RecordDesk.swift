@@ -1,7 +1,7 @@
 import FoundationEssentials
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 
 /// The coaching record on the loop: runs `CoachingBook`'s rules (so a check and its change are one step), applies
 /// the change at once, appends one `record` record per changed item on the client's current thread, and once

@@ -2,7 +2,7 @@ import EventLoop
 import FoundationEssentials
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 
 /// Video sessions on the loop: runs `SessionBook` (so an overlap check and its change are one step), appends one
 /// `session` record per changed session, and once they are durable replies and publishes each record's events —

@@ -1,5 +1,3 @@
-import GRDB
-
 /// Coaches, coach–client links, their threads, and coach change requests.
 ///
 /// Invariants kept here: a client has at most one coach (`coachClientLink` keyed by client);

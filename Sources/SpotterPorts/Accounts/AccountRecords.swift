@@ -1,5 +1,4 @@
 import FoundationEssentials
-import GRDB
 
 /// A row of `user`. `role` is "client", "coach" or "admin"; `language` a wire language code ("en", "ar").
 public struct UserRecord: Sendable, Equatable {

@@ -1,22 +1,19 @@
 
-/// Accounts, sessions, OTP challenges and onboarding on top of `Store`.
+/// Accounts, sessions, OTP challenges and onboarding: the accounts' SQL, written once over `SQLDatabase` and run by
+/// whichever engine the `AccountsEngine` is (SQLite's `SQLiteAccounts`, PostgreSQL's `PostgresAccounts`).
 ///
-/// Every method is synchronous and may block on SQLite: call it off the event-loop thread.
+/// Every method is synchronous and may block on the database: call it off the event-loop thread.
 /// Each mutating method runs in one transaction, so it either happens entirely or not at all;
 /// refusals (`AccountStoreError`) roll back. Only digests of refresh tokens and OTP codes are stored.
 ///
-/// In a server, writes go through the one `StoreWriter` (the thread that appends the chat log), committed in
+/// In a server, writes go through the engine's one writer (the thread that appends the chat log), committed in
 /// its next group commit, and committed user rows go into the `UserDirectory`. Without a writer (the admin
-/// command, store tests) they use GRDB's own writer connection.
+/// command, store tests) SQLite's engine uses GRDB's own writer connection.
 public struct AccountStore: Sendable {
-    /// Where the SQL runs: SQLite (`SQLiteAccounts`) or PostgreSQL (SpotterPostgres).
+    /// Where the SQL runs: SQLite (`SQLiteAccounts`, SpotterStore) or PostgreSQL (`PostgresAccounts`, SpotterPostgres).
     public let engine: any AccountsEngine
     /// Users in memory, when the store keeps them (a server does).
     public let directory: UserDirectory?
-
-    public init(_ store: Store, writer: StoreWriter? = nil, directory: UserDirectory? = nil) {
-        self.init(engine: SQLiteAccounts(database: store.writer, writer: writer), directory: directory)
-    }
 
     public init(engine: any AccountsEngine, directory: UserDirectory? = nil) {
         self.engine = engine
@@ -64,7 +61,7 @@ public struct AccountStore: Sendable {
         }, users: { [$0] })
     }
 
-    /// The user with this id: from the directory when it has them (no SQLite), else read (and kept).
+    /// The user with this id: from the directory when it has them (no database read), else read (and kept).
     public func user(id: String) throws -> UserRecord? {
         if let known = directory?.user(id: id) { return known }
         let found = try fetchUser(column: "id", value: id)
