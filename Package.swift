@@ -59,7 +59,8 @@ let package = Package(
         // The store's ports, with no engine in them: the log's (ChatLogEngine, ChatStore, FollowableLog, TimerLease),
         // the accounts' (AccountsEngine) and a server's storage (ServerStorage), the values they carry, and what both
         // engines share: the SQL dialect they both speak (SQLDatabase) with the accounts' and attachments' SQL
-        // written once over it (AccountStore, AttachmentStore), and the log's halt after a failed append.
+        // written once over it (AccountStore, AttachmentStore), the log's halt after a failed append, and the writer
+        // skeleton both engines' writers are (BatchWriter: one thread, group commit, completions after commit).
         .target(name: "SpotterPorts", dependencies: ["SpotterCore", "SpotterProtocol"]),
 
         // SQLite through GRDB: the schema and its migrations, the group-commit writer with its checkpointer, and
