@@ -1,3 +1,4 @@
+import SpotterProtocol
 
 /// Accounts, sessions, OTP challenges and onboarding: the accounts' SQL, written once over `SQLDatabase` and run by
 /// whichever engine the `AccountsEngine` is (SQLite's `SQLiteAccounts`, PostgreSQL's `PostgresAccounts`).
@@ -272,11 +273,12 @@ public struct AccountStore: Sendable {
 
     // MARK: Onboarding
 
-    /// Creates or replaces the client's profile, records its weight in `weightEntry` at `now`, and
-    /// marks the user's onboarding completed, in one transaction. Throws `.notFound` for an unknown user.
-    public func saveOnboarding(_ profile: ClientProfileRecord, now: Int64) throws {
+    /// Creates or replaces the client's profile (validated answers; its `age` is not stored), records its weight in
+    /// `weightEntry`, both at `now`, and marks the user's onboarding completed, in one transaction. Throws
+    /// `.notFound` for an unknown user.
+    public func saveOnboarding(_ profile: ClientProfileView, now: Int64) throws {
         _ = try write({ db -> UserRecord in
-            guard try db.fetchOne(#"SELECT 1 FROM "user" WHERE id = ?"#, [profile.userId]) != nil
+            guard try db.fetchOne(#"SELECT 1 FROM "user" WHERE id = ?"#, [profile.clientId]) != nil
             else { throw AccountStoreError.notFound }
             try db.execute("""
                 INSERT INTO clientProfile (userId, dateOfBirth, gender, heightCm, weightKg, goal, experienceLevel,
@@ -287,20 +289,21 @@ public struct AccountStore: Sendable {
                     weightKg = excluded.weightKg, goal = excluded.goal, experienceLevel = excluded.experienceLevel,
                     dietaryRestrictions = excluded.dietaryRestrictions, medicalConditions = excluded.medicalConditions,
                     updatedAt = excluded.updatedAt
-                """, [profile.userId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
+                """, [profile.clientId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
                                  profile.goal, profile.experienceLevel, JSONList.encode(profile.dietaryRestrictions),
-                                 JSONList.encode(profile.medicalConditions), profile.updatedAt])
-            try db.execute("INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)", [profile.userId, profile.weightKg, now])
-            try db.execute(#"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, [profile.userId])
-            guard let user = try Self.user(db, id: profile.userId) else { throw AccountStoreError.notFound }
+                                 JSONList.encode(profile.medicalConditions), now])
+            try db.execute("INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)", [profile.clientId, profile.weightKg, now])
+            try db.execute(#"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, [profile.clientId])
+            guard let user = try Self.user(db, id: profile.clientId) else { throw AccountStoreError.notFound }
             return user
         }, users: { [$0] })
     }
 
-    public func clientProfile(userID: String) throws -> ClientProfileRecord? {
+    /// The client's profile as stored, without an age (nil: the caller knows the day).
+    public func clientProfile(userID: String) throws -> ClientProfileView? {
         try read { db in
             try db.fetchOne("SELECT * FROM clientProfile WHERE userId = ?", [userID])
-                .map(ClientProfileRecord.init(row:))
+                .map { ClientProfileView(row: $0) }
         }
     }
 }

@@ -1,3 +1,5 @@
+import SpotterProtocol
+
 /// The log and the changes that write the accounts and the log in one transaction: what the messaging shell
 /// needs of wherever the chat lives. `ChatLog` (SQLite) and `PostgresChatLog` implement it.
 public protocol ChatStore: ChatLogEngine {
@@ -8,7 +10,7 @@ public protocol ChatStore: ChatLogEngine {
     /// An admin decides a coach change; approved, every thread between the client and the old or the new coach
     /// gets a `link` record.
     func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
-                      completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void)
+                      completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestView>, any Error>) -> Void)
     /// Records when the user was last seen (unix seconds), in the background.
     func setLastSeen(userID: String, at: Int64)
     /// Blocking reads (never on the loop).

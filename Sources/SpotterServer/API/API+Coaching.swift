@@ -16,14 +16,13 @@ extension API {
             medicalConditions: body.medicalConditions, today: todayUTC())
         let services = self.services
         run(language, respond) { () -> ClientProfileView in
-            let now = unixNow()
-            let record = ClientProfileRecord(
-                userId: actor.userID, dateOfBirth: answers.dateOfBirth, gender: answers.gender.rawValue,
+            let profile = ClientProfileView(
+                clientId: actor.userID, dateOfBirth: answers.dateOfBirth, age: nil, gender: answers.gender.rawValue,
                 heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
                 experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
-                medicalConditions: answers.medicalConditions, updatedAt: now)
-            try services.accounts.saveOnboarding(record, now: now)
-            return record.view
+                medicalConditions: answers.medicalConditions)
+            try services.accounts.saveOnboarding(profile, now: unixNow())
+            return profile.aged
         }
     }
 
@@ -36,7 +35,7 @@ extension API {
                 throw APIError(.forbidden)
             }
             guard let profile = try services.accounts.clientProfile(userID: clientID) else { throw APIError(.notFound) }
-            return profile.view
+            return profile.aged
         }
     }
 
@@ -86,7 +85,7 @@ extension API {
         run(status: 201, language, respond) { () -> ChangeRequestView in
             do {
                 return try services.accounts.createChangeRequest(
-                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: unixNow()).view
+                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: unixNow())
             } catch AccountStoreError.notFound {
                 throw APIError(.coachNotFound, field: "coach_id")
             }
@@ -100,7 +99,7 @@ extension API {
             throw APIError(.badRequest, field: "status")
         }
         let services = self.services
-        run(language, respond) { try services.accounts.changeRequests(status: status).map(\.view) }
+        run(language, respond) { try services.accounts.changeRequests(status: status) }
     }
 
     /// The admin's list of users: newest first, by role if asked, a page at a time.
@@ -129,7 +128,7 @@ extension API {
         hub.linkChange({ done in
             hub.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
         }, reply: { result in
-            API.answer(status: 200, language, respond)(result.map(\.view))
+            API.answer(status: 200, language, respond)(result)
         })
     }
 
@@ -192,24 +191,15 @@ extension API {
     }
 }
 
-extension ClientProfileRecord {
-    var view: ClientProfileView {
-        ClientProfileView(
-            clientId: userId, dateOfBirth: dateOfBirth, age: Onboarding.age(dateOfBirth: dateOfBirth, today: todayUTC()),
-            gender: gender, heightCm: heightCm, weightKg: weightKg, goal: goal, experienceLevel: experienceLevel,
-            dietaryRestrictions: dietaryRestrictions, medicalConditions: medicalConditions)
+extension ClientProfileView {
+    /// The profile as answered today: with the client's age (the store keeps the date of birth only).
+    var aged: ClientProfileView {
+        var answered = self
+        answered.age = Onboarding.age(dateOfBirth: dateOfBirth, today: todayUTC())
+        return answered
     }
 }
 
 extension LinkRecord {
     var view: LinkView { LinkView(clientId: clientId, coachId: coachId, threadId: threadId) }
-}
-
-extension ChangeRequestRecord {
-    var view: ChangeRequestView {
-        ChangeRequestView(
-            id: id, clientId: clientId, fromCoachId: fromCoachId, toCoachId: toCoachId, reason: reason, status: status,
-            createdAt: createdAt, decidedAt: decidedAt, clientName: names.client, fromCoachName: names.fromCoach,
-            toCoachName: names.toCoach)
-    }
 }

@@ -156,7 +156,7 @@ public final class ChatLog: Sendable {
     /// An admin decides a coach change. Approved, every thread between the client and the old or the new
     /// coach gets a `link` record (the old one inactive, the new one active).
     public func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
-                             completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void) {
+                             completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestView>, any Error>) -> Void) {
         linkChange(now: now, { db in
             try AccountStore.linkChange(GRDBSQLDatabase(db), deciding: requestID, approve: approve, adminID: adminID,
                                         threadID: threadID, now: now)
