@@ -56,11 +56,12 @@ let package = Package(
         // crypto they need (scrypt, HS256, random). Pure but for randomness.
         .target(name: "SpotterCore", dependencies: ["SpotterProtocol", "COpenSSL", "Base64Codec"]),
 
-        // The store's ports, with no engine in them: the log's (ChatLogEngine, ChatStore, FollowableLog, TimerLease),
-        // the accounts' (AccountsEngine) and a server's storage (ServerStorage), the values they carry, and what both
-        // engines share: the SQL dialect they both speak (SQLDatabase) with the accounts' and attachments' SQL
-        // written once over it (AccountStore, AttachmentStore), the log's halt after a failed append, and the writer
-        // skeleton both engines' writers are (BatchWriter: one thread, group commit, completions after commit).
+        // The store's ports, with no engine in them: the log's (ChatLogEngine, ChatStore, FollowableLog, TimerLease,
+        // ConsumableLog and LogConsumer), the accounts' (AccountsEngine) and a server's storage (ServerStorage), the
+        // values they carry, and what both engines share: the SQL dialect they both speak (SQLDatabase) with the
+        // accounts' and attachments' SQL written once over it (AccountStore, AttachmentStore), the log's halt after a
+        // failed append, and the writer skeleton both engines' writers are (BatchWriter: one thread, group commit,
+        // completions after commit).
         .target(name: "SpotterPorts", dependencies: ["SpotterCore", "SpotterProtocol"]),
 
         // SQLite through GRDB: the schema and its migrations, the group-commit writer with its checkpointer, and
@@ -106,8 +107,26 @@ let package = Package(
                 .embedInCode("files/spotter.js"),
                 .embedInCode("files/spotter.d.ts"),
                 .embedInCode("files/console/index.html"),
-                .embedInCode("files/console/console.js"),
                 .embedInCode("files/console/console.css"),
+                // The console's ES modules (WebFiles.consoleModules).
+                .embedInCode("files/console/console.js"),
+                .embedInCode("files/console/admin.js"),
+                .embedInCode("files/console/chat.js"),
+                .embedInCode("files/console/client.js"),
+                .embedInCode("files/console/clock.js"),
+                .embedInCode("files/console/conversation.js"),
+                .embedInCode("files/console/dom.js"),
+                .embedInCode("files/console/figures.js"),
+                .embedInCode("files/console/format.js"),
+                .embedInCode("files/console/i18n.js"),
+                .embedInCode("files/console/language.js"),
+                .embedInCode("files/console/metrics.js"),
+                .embedInCode("files/console/page.js"),
+                .embedInCode("files/console/sessions.js"),
+                .embedInCode("files/console/signin.js"),
+                .embedInCode("files/console/state.js"),
+                .embedInCode("files/console/storage.js"),
+                .embedInCode("files/console/threads.js"),
             ]
         ),
 
@@ -134,8 +153,13 @@ let package = Package(
             ]
         ),
 
-        // What the load tools share: clocks, /proc readings, formatting, the WebSocket client's upgrade, writing results.
-        .target(name: "LoadSupport", path: "LoadTests/LoadSupport"),
+        // What the load tools share: clocks, /proc readings, formatting, the WebSocket client's socket and upgrade,
+        // latency summaries, writing results.
+        .target(
+            name: "LoadSupport",
+            dependencies: ["EventLoop", "WebSocket", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            path: "LoadTests/LoadSupport"
+        ),
 
         // Load tests: the echo benchmark.
         .executableTarget(
@@ -204,6 +228,7 @@ let package = Package(
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Base64Codec"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).

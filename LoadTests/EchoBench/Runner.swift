@@ -23,7 +23,7 @@ final class Runner {
     private var tick: Timer?
     private var phaseTimer: Timer?
     /// Every client's actions of one read.
-    var actionBuffer = WebSocketSession.ActionBuffer()
+    let actions = LoopActionBuffer()
 
     // Connect phase.
     private var nextToLaunch = 0
@@ -242,15 +242,7 @@ final class Runner {
     func results(startedAt: String, loadAverage: String, commandLine: String) -> BenchResults {
         let connectSeconds = seconds(connectStart, connectEnd)
         let window = seconds(windowStart, windowEnd)
-        let count = histogram.totalCount
-        let latency = LatencySummary(
-            samples: count,
-            p50: count > 0 ? histogram.valueAtPercentile(50) : 0,
-            p90: count > 0 ? histogram.valueAtPercentile(90) : 0,
-            p99: count > 0 ? histogram.valueAtPercentile(99) : 0,
-            p999: count > 0 ? histogram.valueAtPercentile(99.9) : 0,
-            max: count > 0 ? histogram.max : 0,
-            mean: count > 0 ? histogram.mean : 0)
+        let latency = LatencySummary(histogram)
         let echoes = measuredEchoes
         let perMessage = { (cpu: Double) -> Double? in echoes > 0 ? cpu * 1e6 / Double(echoes) : nil }
         var server: ServerSummary?

@@ -8,16 +8,6 @@ import LoadSupport
 
 // MARK: - Results
 
-struct LatencySummary: Codable {
-    var samples: UInt64
-    var p50: UInt64
-    var p90: UInt64
-    var p99: UInt64
-    var p999: UInt64
-    var max: UInt64
-    var mean: Double
-}
-
 struct ServerSummary: Codable {
     var pid: Int32
     var rssBeforeConnectBytes: Int?

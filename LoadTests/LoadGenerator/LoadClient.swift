@@ -12,8 +12,9 @@ import LoadSupport
 /// the server replays what was missed before anything live; `live` ends the
 /// replay. Gaps show in the per-thread `seq` checks, not in cursors, which
 /// are not consecutive per user.
-final class LoadClient {
-    enum State { case idle, connecting, upgrading, waitingHello, open, failed, closed }
+final class LoadClient: ClientSocketOwner {
+    /// `connecting` lasts until the 101 (connect and upgrade).
+    enum State { case idle, connecting, waitingHello, open, failed, closed }
 
     struct PendingSend {
         var sentAt: UInt64
@@ -31,9 +32,8 @@ final class LoadClient {
     private(set) var state: State = .idle
     private(set) var startedAtMs: UInt64 = 0
     private(set) var startedAtNanos: UInt64 = 0
-    private var tcp: TCPConnection?
-    private var session: WebSocketSession
-    private var handshake = ClientUpgrade(key: "", maxHeadBytes: LoadClient.maxHeadBytes)
+    /// The connection of the moment (a new one after each drop).
+    private var socket: ClientSocket?
     /// Highest cursor processed; -1 before the first hello.
     private(set) var lastCursor: Int64 = -1
     /// A `resume` is outstanding.
@@ -73,12 +73,11 @@ final class LoadClient {
         self.token = token
         self.server = server
         self.runner = runner
-        session = WebSocketSession(role: .client, maxMessageBytes: 1 << 22, maskSeed: UInt64(index + 1) &* 0x9E37_79B9_7F4A_7C15)
     }
 
     var isOpen: Bool { state == .open }
     var isLive: Bool { state == .open && !resuming }
-    var isPending: Bool { state == .connecting || state == .upgrading || state == .waitingHello }
+    var isPending: Bool { state == .connecting || state == .waitingHello }
     var pendingCount: Int { pending.count }
 
     // MARK: - Connect
@@ -88,102 +87,64 @@ final class LoadClient {
         startedAtMs = runner.loop.nowMilliseconds
         startedAtNanos = monotonicNanos()
         connects += 1
-        var generator = SystemRandomNumberGenerator()
-        handshake = ClientUpgrade(key: ClientUpgrade.randomKey(using: &generator), maxHeadBytes: Self.maxHeadBytes)
-        session = WebSocketSession(role: .client, maxMessageBytes: 1 << 22, maskSeed: generator.next())
-        TCPConnection.connect(loop: runner.loop, to: address, from: source) { [unowned self] result in
-            switch result {
-            case .failure(let error):
-                fail("connect: \(error.name)")
-            case .success(let tcp):
-                guard state == .connecting else { tcp.close(); return }
-                upgrade(tcp)
-            }
-        }
-    }
-
-    private func upgrade(_ tcp: TCPConnection) {
-        self.tcp = tcp
-        state = .upgrading
-        tcp.onRead = { [unowned self] bytes in didRead(bytes) }
-        tcp.onEnd = { [unowned self] error in peerEnded(error) }
-        tcp.onClose = { [unowned self, weak tcp] in didClose(tcp) }
+        let socket = ClientSocket(owner: self, actions: runner.actions, maxMessageBytes: 1 << 22, maxHeadBytes: Self.maxHeadBytes)
+        self.socket = socket
         let resumeFrom = lastCursor >= 0 ? "&cursor=\(lastCursor)" : ""
-        tcp.send(handshake.request(target: "/v1/ws?access_token=\(token)\(resumeFrom)",
-                                   host: runner.config.hostHeader(server: server), subprotocol: "spotter.v1"))
-        tcp.startReading()
+        socket.connect(loop: runner.loop, to: address, from: source, target: "/v1/ws?access_token=\(token)\(resumeFrom)",
+                       host: runner.config.hostHeader(server: server), subprotocol: "spotter.v1")
     }
 
     /// Gives up on a connect that did not reach `hello`.
     func fail(_ reason: String) {
         guard isPending else { return }
         state = .failed
-        let old = tcp
-        tcp = nil
+        let old = socket
+        socket = nil
         old?.close()
         runner.connectSettled(self, failure: reason)
     }
 
-    private func readHead(_ bytes: UnsafeRawBufferPointer) {
-        guard case let (text, leftover)? = handshake.read(bytes) else {
-            if handshake.isTooLarge { fail("upgrade: response head too large") }
-            return
-        }
-        guard text.hasPrefix("HTTP/1.1 101") else {
-            fail("upgrade: '\(text.split(separator: "\r\n").first.map(String.init) ?? "")'")
-            return
-        }
-        let expected = "sec-websocket-accept: " + Handshake.acceptKey(for: handshake.key).lowercased()
-        guard text.lowercased().contains(expected) else {
-            fail("upgrade: wrong Sec-WebSocket-Accept")
-            return
-        }
+    func socketOpened(_ socket: ClientSocket) {
+        guard socket === self.socket else { return }
         state = .waitingHello
-        if !leftover.isEmpty { leftover.withUnsafeBytes { receiveFrames($0) } }
+    }
+
+    func socket(_ socket: ClientSocket, failedToOpen reason: String) {
+        guard socket === self.socket else { return }
+        fail(reason)
     }
 
     // MARK: - Reading
 
-    private func didRead(_ bytes: UnsafeRawBufferPointer) {
-        switch state {
-        case .upgrading: readHead(bytes)
-        case .waitingHello, .open: receiveFrames(bytes)
-        default: break
+    func socket(_ socket: ClientSocket, perform action: WebSocketSession.Action) {
+        guard socket === self.socket else { return }
+        switch action {
+        case .deliver(.text(let frame)): handleFrame(frame)
+        case .deliver: runner.protocolError("unexpected binary frame")
+        case .send(let bytes):
+            if socket.sessionIsOpen { pongsSent += 1 }
+            socket.send(framed: bytes)
+        case .receivedPong: break
+        case .closeConnection(let code):
+            let wasOpen = state == .open || state == .waitingHello
+            drop()
+            if wasOpen { runner.clientLost(self, reason: "server closed with \(code.rawValue)") }
         }
     }
 
-    private func receiveFrames(_ bytes: UnsafeRawBufferPointer) {
-        let actions = runner.actionBuffer.collect(bytes, through: &session)
-        for action in actions {
-            switch action {
-            case .deliver(.text(let frame)): handleFrame(frame)
-            case .deliver: runner.protocolError("unexpected binary frame")
-            case .send(let bytes):
-                if session.state == .open { pongsSent += 1 }
-                tcp?.send(bytes)
-            case .receivedPong: break
-            case .closeConnection(let code):
-                let wasOpen = state == .open || state == .waitingHello
-                drop()
-                if wasOpen { runner.clientLost(self, reason: "server closed with \(code.rawValue)") }
-            }
-        }
-        runner.actionBuffer.giveBack(actions)
-    }
-
-    private func peerEnded(_ error: UVError) {
-        let wasUp = state == .open || state == .waitingHello || state == .upgrading
-        let wasPending = isPending
-        if wasPending {
+    func socket(_ socket: ClientSocket, ended error: UVError) {
+        guard socket === self.socket else { return socket.close() }
+        if isPending {
             fail("ended before hello: \(error.name)")
             return
         }
+        let wasUp = state == .open
         drop()
         if wasUp { runner.clientLost(self, reason: "connection ended without a close frame: \(error.name)") }
     }
 
-    private func didClose(_ closed: TCPConnection?) {
-        if let closed, closed === tcp { tcp = nil }
+    func socketClosed(_ socket: ClientSocket) {
+        if socket === self.socket { self.socket = nil }
     }
 
     // MARK: - Frames
@@ -347,10 +308,8 @@ final class LoadClient {
     private func sendCommand(_ text: String) { sendFrame(Array(text.utf8)) }
 
     private func sendFrame(_ bytes: [UInt8]) {
-        guard let tcp, state == .open else { return }
-        tcp.withOutbound { buffer in
-            bytes.withUnsafeBytes { _ = session.append(.text, $0, to: &buffer) }
-        }
+        guard let socket, state == .open else { return }
+        socket.sendText(bytes)
     }
 
     // MARK: - Dropping and closing
@@ -359,8 +318,8 @@ final class LoadClient {
     private func drop() {
         state = .closed
         resuming = false
-        let old = tcp
-        tcp = nil
+        let old = socket
+        socket = nil
         old?.close()
     }
 
@@ -372,14 +331,14 @@ final class LoadClient {
 
     /// Sends close 1000 at the end of a run (the answer is not waited for).
     func sendClose() {
-        guard state == .open, let tcp else { return }
-        if let frame = session.close(.normal) { tcp.send(frame) }
+        guard state == .open, let socket else { return }
+        socket.sendClose(.normal)
         state = .closed
-        tcp.shutdownAfterFlush()
+        socket.shutdownAfterFlush()
     }
 
     func forceClose() {
-        tcp?.close()
-        tcp = nil
+        socket?.close()
+        socket = nil
     }
 }

@@ -1,29 +1,5 @@
 import FoundationEssentials
-import Histogram
 import LoadSupport
-
-struct LatencySummary: Codable {
-    var samples: UInt64
-    var p50: UInt64
-    var p99: UInt64
-    var p999: UInt64
-    var max: UInt64
-    var mean: Double
-
-    init(_ h: Histogram<UInt64>) {
-        samples = h.totalCount
-        let any = h.totalCount > 0
-        p50 = any ? h.valueAtPercentile(50) : 0
-        p99 = any ? h.valueAtPercentile(99) : 0
-        p999 = any ? h.valueAtPercentile(99.9) : 0
-        max = any ? h.max : 0
-        mean = any ? h.mean : 0
-    }
-
-    var text: String {
-        samples == 0 ? "none answered within the window + grace" : "p50 \(p50)  p99 \(p99)  p99.9 \(p999)  max \(max)  (n=\(samples))"
-    }
-}
 
 struct ConnectSummary: Codable {
     var requested: Int

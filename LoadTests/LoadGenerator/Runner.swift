@@ -22,7 +22,7 @@ final class Runner {
     let probe: ProcessGroupProbe?
     private(set) var clients: [LoadClient] = []
     /// Every client's actions of one read.
-    var actionBuffer = WebSocketSession.ActionBuffer()
+    let actions = LoopActionBuffer()
     private var ticker: Timer?
     private var timers: [Timer] = []
     private var finished = false

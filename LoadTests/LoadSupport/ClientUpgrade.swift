@@ -1,8 +1,9 @@
 // Shared by the load tools' WebSocket clients: the client's half of the upgrade.
 import FoundationEssentials
+import WebSocket
 
-/// A client's WebSocket upgrade: a random key, the request, and the server's response head gathered across reads.
-/// Checking the head (status, `Sec-WebSocket-Accept`) is the caller's: each tool says what it expects.
+/// A client's WebSocket upgrade: a random key, the request, the server's response head gathered across reads, and
+/// the check of that head.
 public struct ClientUpgrade {
     public let key: String
     private let maxHeadBytes: Int
@@ -43,6 +44,28 @@ public struct ClientUpgrade {
         let text = String(decoding: head[..<end], as: UTF8.self)
         head = []
         return (text, leftover)
+    }
+
+    /// What is wrong with the response `head` (without its final CRLF CRLF): a status other than 101, no
+    /// `Upgrade: websocket`, or a `Sec-WebSocket-Accept` that does not answer `key`; nil when all is well.
+    public func problem(withHead head: String) -> String? {
+        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
+        guard let status = lines.first, status.hasPrefix("HTTP/1.1 101") else {
+            return "expected 101, got '\(lines.first.map(String.init) ?? "")'"
+        }
+        var upgrade: String?
+        var accept: String?
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" })
+                .reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+            if name == "upgrade" { upgrade = String(value).lowercased() }
+            if name == "sec-websocket-accept" { accept = String(value) }
+        }
+        guard upgrade == "websocket" else { return "missing Upgrade: websocket" }
+        guard accept == Handshake.acceptKey(for: key) else { return "wrong Sec-WebSocket-Accept" }
+        return nil
     }
 }
 

@@ -196,7 +196,7 @@ public final class PostgresChatLog: ChatStore {
             for row in rows {
                 let seq = Int64(try batch.connection.execPrepared(
                     "SELECT COALESCE(MAX(seq), 0) FROM log WHERE threadNo = $1", [String(row.no)]).scalar ?? "0") ?? 0
-                records.append(ChatRecord(kind: .link, threadNo: row.no, side: .client, seq: seq, a: row.active ? 1 : 0, at: now))
+                records.append(CoachingCore.linkRecord(threadNo: row.no, lastSeq: seq, active: row.active, now: now))
             }
             let positions = try PostgresChatLog.insert(batch, records)
             for index in records.indices { records[index].pos = positions[index] }
@@ -421,3 +421,28 @@ public final class PostgresChatLog: ChatStore {
 }
 
 extension PostgresChatLog: FollowableLog {}
+
+/// The log as its durable consumers read it (`ConsumableLog`): reads on the reader connections, saved positions
+/// in `logConsumer` (migration "v4-log-consumers") through the one writer. `recordsAfter` is the follower's read:
+/// positions are given under the append lock in commit order, so every position up to the newest is committed.
+extension PostgresChatLog: ConsumableLog {
+    public func newestPosition() throws -> Int64 {
+        try readers.read { connection in try PostgresChatLog.lastPosition(connection) }
+    }
+
+    public func consumerPosition(_ name: String) throws -> Int64? {
+        try readers.read { connection in
+            try connection.exec("SELECT pos FROM logConsumer WHERE name = $1", [name]).scalar.flatMap { Int64($0) }
+        }
+    }
+
+    public func saveConsumerPosition(_ name: String, _ position: Int64) throws {
+        try writer.perform({ batch in
+            try batch.connection.execPrepared("""
+                INSERT INTO logConsumer (name, pos) VALUES ($1, $2)
+                ON CONFLICT (name) DO UPDATE SET pos = GREATEST(logConsumer.pos, excluded.pos)
+                """, [name, String(position)])
+            return ()
+        }, afterCommit: { _ in })
+    }
+}

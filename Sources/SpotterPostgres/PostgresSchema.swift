@@ -196,6 +196,14 @@ public enum PostgresSchema {
                 CONSTRAINT sessionSlot_noOverlap EXCLUDE USING gist (userId WITH =, during WITH &&)
             );
             """),
+        // Durable consumers of the log (`ConsumableLog`), as SQLite's "v14-log-consumers": each one's saved position,
+        // by name, shared by every process of the cluster. Only moves forward.
+        Migration(name: "v4-log-consumers", sql: """
+            CREATE TABLE logConsumer (
+                name text PRIMARY KEY,
+                pos bigint NOT NULL
+            );
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

@@ -19,22 +19,23 @@ final class Connection {
 
     let id: UInt64
     let tcp: TCPConnection
-    unowned let server: Server
+    /// The server that accepted it (it drops the connection once closed, which ends the cycle).
+    let server: Server
     private(set) var phase: Phase = .http {
         didSet {
             if case .http = oldValue, !isHTTP { server.leftHTTPPhase() }
         }
     }
-    private var parser: HTTPRequestParser
-    private var session: WebSocketSession
+    var parser: HTTPRequestParser
+    var session: WebSocketSession
     /// The WebSocket endpoint, kept until the socket closes (to tell it so).
-    private var endpoint: WebSocketEndpoint?
+    var endpoint: WebSocketEndpoint?
     /// Loop time (ms) when the peer last sent anything.
-    private var lastHeard: UInt64
+    var lastHeard: UInt64
     /// Loop time (ms) of the unanswered keepalive ping, if one is out.
-    private var pingSentAt: UInt64?
+    var pingSentAt: UInt64?
     /// Loop time (ms) after which a closing connection is dropped regardless.
-    private var closeDeadline: UInt64?
+    var closeDeadline: UInt64?
     /// What the WebSocket ended with, counted once in metrics when decided.
     private(set) var closeCode: CloseCode?
     /// The signed-in account of an app socket (`OutboundLedger`), nil otherwise.
@@ -55,9 +56,10 @@ final class Connection {
     }
 
     func start() {
-        tcp.onRead = { [unowned self] bytes in self.didRead(bytes) }
-        tcp.onEnd = { [unowned self] _ in self.peerEnded() }
-        tcp.onClose = { [unowned self] in
+        tcp.onRead = { [weak self] bytes in self?.didRead(bytes) }
+        tcp.onEnd = { [weak self] _ in self?.peerEnded() }
+        tcp.onClose = { [weak self] in
+            guard let self else { return }
             if self.isHTTP { self.phase = .closing }  // leaves the HTTP-phase count
             self.endUpload()
             self.endpoint?.closed(on: self)
@@ -103,14 +105,14 @@ final class Connection {
     /// an answer is still unsent. Reading pauses meanwhile, so pipelined
     /// requests are answered one at a time as the client takes the answers:
     /// a client that never reads costs one answer and one read of memory.
-    private var awaitingResponse = false
+    var awaitingResponse = false
     /// Loop time (ms) of the first byte of the request being read, nil
     /// between requests. Head and body must be complete within
     /// `requestTimeoutSeconds` of it (a slow head cannot hold the connection).
-    private(set) var requestStartedAt: UInt64?
+    var requestStartedAt: UInt64?
 
     /// An upload whose body is being streamed to disk (its head was admitted), nil otherwise.
-    private var upload: (request: HTTPRequest, sink: UploadSink, admission: UploadAdmission)?
+    var upload: (request: HTTPRequest, sink: UploadSink, admission: UploadAdmission)?
 
     /// Still in the HTTP phase and not waiting on the server: may be evicted
     /// to admit a new connection when the HTTP-phase bound is reached.
@@ -179,13 +181,13 @@ final class Connection {
     }
 
     /// Stops reading until `resume` finds the output drained.
-    private func pause() {
+    func pause() {
         awaitingResponse = true
         tcp.stopReading()
     }
 
     /// Once every answer so far has been written, reads and serves again.
-    private func resume() {
+    func resume() {
         tcp.whenDrained { [weak self] error in
             guard let self, error == nil, case .http = self.phase else { return }
             self.awaitingResponse = false
@@ -195,7 +197,7 @@ final class Connection {
         }
     }
 
-    private func answer(_ request: HTTPRequest, with response: HTTPResponse) {
+    func answer(_ request: HTTPRequest, with response: HTTPResponse) {
         // A refused upgrade closes: the bytes behind it are WebSocket frames,
         // not a next request.
         let refusedUpgrade = request.headers["Upgrade"] != nil
@@ -216,58 +218,7 @@ final class Connection {
         closeDeadline = min(closeDeadline ?? .max, server.loop.nowMilliseconds + 1000)
     }
 
-    // MARK: - Uploads
-
-    /// Streams an admitted upload's body to a temporary file, then hands the file to the endpoint. The
-    /// request timeout still runs (the body must arrive within it); a failure or a close removes the file.
-    private func receiveBody(_ request: HTTPRequest, _ admission: UploadAdmission) {
-        let sink = UploadSink(loop: server.loop, directory: admission.directory, length: admission.length)
-        upload = (request, sink, admission)
-        sink.pauseReading = { [unowned self] in tcp.stopReading() }
-        sink.resumeReading = { [unowned self] in if parser.streamedBodyRemaining > 0 { tcp.startReading() } }
-        sink.onDone = { [weak self] result in self?.bodyReceived(result) }
-        if case .http = phase, requestStartedAt == nil { requestStartedAt = server.loop.nowMilliseconds }
-        sink.append(parser.takeStreamedBody())
-        if parser.streamedBodyRemaining == 0 { tcp.stopReading() }
-    }
-
-    private func bodyReceived(_ result: Result<UploadedFile, UploadSinkError>) {
-        guard let (request, _, admission) = upload else { return }
-        upload = nil
-        requestStartedAt = nil
-        guard !tcp.isClosed, case .http = phase else {
-            admission.reservation.release()
-            if case .success(let file) = result { UploadSink.removeLeftover(file.path, loop: server.loop) }
-            return
-        }
-        switch result {
-        case .failure(let error):
-            admission.reservation.release()
-            server.logger.error("could not store an upload", metadata: ["connection": "\(id)", "error": "\(error)"])
-            send(.apiError(APIError(.internalError), .english), keepAlive: false)
-            beginClosing()
-        case .success(let file):
-            pause()
-            let loop = server.loop
-            admission.received(file) { [weak self] response in
-                admission.reservation.release()
-                UploadSink.removeLeftover(file.path, loop: loop)
-                guard let self, !self.tcp.isClosed, case .http = self.phase else { return }
-                self.answer(request, with: response)
-                self.resume()
-            }
-        }
-    }
-
-    /// The connection closed with an upload under way: its file is removed and its bytes released.
-    private func endUpload() {
-        guard let (_, sink, admission) = upload else { return }
-        upload = nil
-        sink.abort()
-        admission.reservation.release()
-    }
-
-    private func send(_ response: HTTPResponse, keepAlive: Bool) {
+    func send(_ response: HTTPResponse, keepAlive: Bool) {
         let bytes = response.bytes(keepAlive: keepAlive)
         server.metrics.bytesOut.increment(by: bytes.count)
         tcp.send(bytes)
@@ -288,7 +239,7 @@ final class Connection {
     }
 
     /// The head or body did not arrive in time: 408, then close.
-    private func requestTimedOut() {
+    func requestTimedOut() {
         server.metrics.requestTimeouts.increment()
         refuse(HTTPError(408, "request not complete within \(server.config.requestTimeoutSeconds) s"), .english)
     }
@@ -416,7 +367,7 @@ final class Connection {
     }
 
     /// Half-closes once output is flushed and waits (bounded) for the peer's FIN.
-    private func beginClosing() {
+    func beginClosing() {
         if case .closing = phase { return }
         phase = .closing
         tcp.shutdownAfterFlush()
@@ -430,62 +381,5 @@ final class Connection {
         }
         phase = .closing
         tcp.close()
-    }
-
-    /// Called by the server's sweep timer once a second.
-    func sweep(now: UInt64) {
-        if let deadline = closeDeadline {
-            if now >= deadline {
-                // What is still unsent will not be read: a reset frees the kernel's copy at once too.
-                if tcp.queuedBytes > 0 || tcp.kernelQueuedBytes > 0 { tcp.resetAndClose() } else { tcp.close() }
-            }
-            return
-        }
-        let silentMs = now &- lastHeard
-        guard case .webSocket(let endpoint) = phase else {
-            if let started = requestStartedAt, !awaitingResponse,
-               now &- started >= UInt64(server.config.requestTimeoutSeconds) * 1000 {
-                requestTimedOut()
-            } else if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 {
-                tcp.close()
-            }
-            return
-        }
-        // A ping always comes first; the peer then has the rest of the idle
-        // timeout to answer, however late the sweep ran.
-        let pingMs = UInt64(server.config.effectivePingIntervalSeconds) * 1000
-        let idleMs = UInt64(server.config.idleTimeoutSeconds) * 1000
-        if let sentAt = pingSentAt {
-            if now &- sentAt >= idleMs - min(pingMs, idleMs - 1000) {
-                server.metrics.idleTimeouts.increment()
-                close(.goingAway, reason: "idle timeout")
-                closeDeadline = now + 1000  // a silent peer will not answer the handshake
-                return
-            }
-        } else if silentMs >= pingMs {
-            pingSentAt = now
-            sendMessage(.ping, UnsafeRawBufferPointer(start: nil, count: 0))
-        }
-        if case .webSocket = phase { endpoint.tick(on: self) }
-    }
-}
-
-extension HTTPError {
-    /// A bounded label for metrics.
-    static func metricReason(_ status: Int) -> String {
-        switch status {
-        case 400: return "bad_request"
-        case 401: return "unauthorized"
-        case 403: return "origin_not_allowed"
-        case 404: return "not_found"
-        case 405: return "method_not_allowed"
-        case 408: return "request_timeout"
-        case 413: return "body_too_large"
-        case 426: return "not_websocket"
-        case 431: return "head_too_large"
-        case 501: return "unsupported_encoding"
-        case 505: return "http_version"
-        default: return "other"
-        }
     }
 }

@@ -16,9 +16,13 @@ public enum FailPoint: String, CaseIterable, Sendable {
     case checkpointInFlight = "checkpoint.in-flight"
     /// A timer's records (an expiry, a reminder, an automatic completion) are durable and their events published.
     case timer
+    /// A durable consumer of the log (`LogConsumer`) handled a batch and its position past it is not saved yet:
+    /// after the restart the batch is handed over again. Counted per consumer, on its own thread.
+    case consumerDelivered = "consumer.delivered"
 }
 
-/// The armed fail point, if any (loop thread only: the hub and the desks reach it through the server).
+/// The armed fail point, if any. A value each holder counts on its own thread: the core's runner on the loop,
+/// each log consumer on its own.
 public struct FailPoints: Sendable {
     let armed: FailPoint?
     let at: Int

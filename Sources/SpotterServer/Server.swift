@@ -1,3 +1,4 @@
+import Dispatch
 import EventLoop
 import Logging
 import SpotterCore
@@ -29,31 +30,32 @@ public final class Server: @unchecked Sendable {
     let handshakePolicy: HandshakePolicy
     /// The chat, the accounts and their one writer: SQLite, or PostgreSQL (`--store`).
     let storage: any ServerStorage
-    private let echo = EchoEndpoint()
-    private(set) var api: API!
-    private(set) var hub: MessagingHub!
-    private(set) var sessions: SessionDesk!
-    private(set) var records: RecordDesk!
+    let echo = EchoEndpoint()
+    /// The HTTP API and the sockets' commands.
+    let api: API
+    /// The core and the commit pipeline around it.
+    let runner: CoreRunner
+
+    /// The log's durable consumers (`--log-tap`, `config.logConsumers`); nil when there are none.
+    var consumers: LogConsumerRunner?
 
     /// Cluster mode's parts (nil: one process alone).
     let cluster: ClusterSetup?
     private var clusterBroker: (any ClusterBroker)?
     private var leaseTimer: Timer?
     private var leaseChecking = false
-    /// Whether this process fires the session timers: always alone; in a cluster, while it holds the lease.
-    private(set) var holdsTimers = true
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
     private var checkpointTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
-    private var connections: [UInt64: Connection] = [:]
+    private(set) var connections: [UInt64: Connection] = [:]
     /// App sockets by account, for the bound on what one account's sockets hold together.
-    private(set) lazy var outbound = OutboundLedger(maxAccountBytes: config.maxAccountOutboundBytes)
+    let outbound: OutboundLedger
     private var nextConnectionID: UInt64 = 1
     /// Every connection's actions of one read (one read at a time on the loop); a burst's large buffer is not kept.
     var actionBuffer = WebSocketSession.ActionBuffer(keptCapacity: 64)
-    private var startedAt: UInt64 = 0
+    private(set) var startedAt: UInt64 = 0
     private(set) var isDraining = false
     private var drainDeadline: UInt64 = 0
 
@@ -75,7 +77,6 @@ public final class Server: @unchecked Sendable {
         self.config = config
         self.storage = storage
         self.cluster = cluster
-        holdsTimers = cluster?.lease == nil
         self.logger = logger
         handshakePolicy = HandshakePolicy(allowedOrigins: config.allowedOrigins)
         let secret = config.tokenSecret ?? SecureRandom.bytes(32)
@@ -99,22 +100,25 @@ public final class Server: @unchecked Sendable {
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),
             revealOTPCodes: config.development && otpSender == nil,
-            revealEmailCodes: config.development && emailSender == nil)
+            revealEmailCodes: config.development && emailSender == nil, clock: config.clock)
         // Access tokens of sessions revoked before a restart must stay refused.
         var revoked: [RevokedSession] = []
         do {
-            revoked = try accounts.sessionsRevoked(since: unixNow() - config.accessTokenLifetimeSeconds - 60)
+            revoked = try accounts.sessionsRevoked(since: config.clock.now - config.accessTokenLifetimeSeconds - 60)
         } catch {
             logger.error("could not load recent revocations; their access tokens work until they expire",
                          metadata: ["error": "\(error)"])
         }
         web = Self.webFiles(config.webRoot, logger)
-        api = API(server: self, services: services, revoked: revoked)
+        outbound = OutboundLedger(maxAccountBytes: config.maxAccountOutboundBytes)
+        runner = CoreRunner(config: config, loop: loop, log: storage.chat, directory: directory, logger: logger, metrics: metrics)
+        api = API(server: ServerParts(config: config, loop: loop, logger: logger, metrics: metrics, runner: runner,
+                                      outbound: outbound), services: services, revoked: revoked)
     }
 
     private var chatLog: any ChatStore { storage.chat }
     /// The JavaScript client and the console.
-    private let web: WebFiles
+    let web: WebFiles
 
     private static func webFiles(_ root: String?, _ logger: Logger) -> WebFiles {
         guard let root else { return .embedded }
@@ -141,29 +145,26 @@ public final class Server: @unchecked Sendable {
             clusterBroker = made
             broker = made
         }
-        hub = MessagingHub(server: self, log: chatLog, loaded: loaded, broker: broker, maxInFlight: config.maxAppendsInFlight)
-        var timing = SessionBook.Config()
-        timing.joinEarlySeconds = config.sessionJoinEarlySeconds
-        timing.reminderSeconds = config.sessionReminderSeconds
-        timing.autoCompleteAfterSeconds = config.sessionAutoCompleteSeconds
-        sessions = SessionDesk(hub: hub, sessions: loaded.sessions, meetBaseURL: config.meetBaseURL,
-                               directory: api.services.accounts.directory, config: timing)
-        records = RecordDesk(hub: hub, loaded: loaded)
+        runner.install(loaded, broker: broker)
         if let cluster, let clusterBroker {
-            let follower = LogFollower(hub: hub, broker: clusterBroker, log: cluster.log, position: loaded.position)
-            hub.follower = follower
+            let follower = LogFollower(runner: runner, broker: clusterBroker, log: cluster.log, position: loaded.position)
+            runner.follower = follower
             try follower.start(loop: loop)
             logger.info("following the cluster's log", metadata: ["from": "\(loaded.position)"])
         }
-        if let lease = cluster?.lease { startLease(lease) }
+        let consumerList = try makeConsumers()  // a tap that cannot be opened stops the start here
+        if let lease = cluster?.lease {
+            runner.holdsTimers = false
+            startLease(lease)
+        }
         logger.info("chat state loaded", metadata: [
-            "threads": "\(hub.state.threadCount)", "replayed": "\(loaded.tail.count)"])
+            "threads": "\(runner.chat.threadCount)", "replayed": "\(loaded.tail.count)"])
         // A peer that vanished must surface as EPIPE from write, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         let listener = TCPListener(loop: loop)
         do {
-            try listener.listen(host: config.host, port: config.port, backlog: config.backlog) { [unowned self] tcp in
-                accept(tcp)
+            try listener.listen(host: config.host, port: config.port, backlog: config.backlog) { [weak self] tcp in
+                self?.accept(tcp)
             }
         } catch {
             listener.close()
@@ -171,20 +172,22 @@ public final class Server: @unchecked Sendable {
         }
         self.listener = listener
         port = listener.port
-        loop.everyIteration { [unowned self] in outbound.checkBackedUpAccounts() }
+        loop.everyIteration { [outbound] in outbound.checkBackedUpAccounts() }
         removeLeftoverUploads()
         startedAt = loop.nowMilliseconds
         let timer = Timer(loop: loop)
-        timer.start(after: 1000, repeat: 1000) { [unowned self] in sweep() }
+        timer.start(after: 1000, repeat: 1000) { [weak self] in self?.sweep() }
         sweepTimer = timer
         let checkpoint = Timer(loop: loop)
         let every = max(10, config.checkpointIntervalMilliseconds)
-        checkpoint.start(after: every, repeat: every) { [unowned self] in
-            hub.checkpoint()
-            hub.state.dropIdleWindows(nowMilliseconds: loop.nowMilliseconds, idleMilliseconds: 10 * 60 * 1000)
+        checkpoint.start(after: every, repeat: every) { [weak self] in
+            guard let self else { return }
+            runner.checkpoint()
+            runner.core.dropIdleWindows(nowMilliseconds: loop.nowMilliseconds, idleMilliseconds: 10 * 60 * 1000)
         }
         checkpointTimer = checkpoint
-        sessions.start(loop: loop)
+        runner.startTimers()
+        startConsumers(consumerList)
         if handleSignals {
             // A parent may have started us with these blocked (a test
             // runner's thread did); a server that ignores SIGTERM cannot be stopped.
@@ -194,7 +197,8 @@ public final class Server: @unchecked Sendable {
             sigaddset(&wanted, SIGTERM)
             pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
             for signal in [SIGINT, SIGTERM] {
-                signalWatchers.append(SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
+                signalWatchers.append(SignalWatcher(loop: loop, signal: signal) { [weak self] number in
+                    guard let self else { return }
                     logger.info("signal received, shutting down", metadata: ["signal": "\(number)"])
                     beginShutdown()
                 })
@@ -206,14 +210,28 @@ public final class Server: @unchecked Sendable {
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
+        if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
-        hub.checkpointBeforeStop()
-        hub.follower?.stop()
+        runner.checkpointBeforeStop()
+        runner.follower?.stop()
         clusterBroker?.close()  // the other processes drop this one's users at once
         cluster?.lease?.release()
         storage.stop()
         loop.closeAllHandles()
+        connections = [:]  // each holds the server: let them go with their handles
         logger.info("stopped")
+    }
+
+    /// Runs one pass of the session timers now, on the loop, and returns once it has been decided (tests: with a
+    /// `TestClock` moved past what is due, instead of waiting for the once-a-second pass). Safe from any thread.
+    public func tickTimers() {
+        let done = DispatchSemaphore(value: 0)
+        loop.execute { [self] in
+            runner.tick()
+            runner.pipeline.flush()
+            done.signal()
+        }
+        done.wait()
     }
 
     /// Starts a graceful shutdown. Safe from any thread.
@@ -274,16 +292,6 @@ public final class Server: @unchecked Sendable {
     /// Where upload bodies are streamed while they arrive (`<attachments>/incoming`); emptied at start.
     public var incomingUploadsDirectory: String { api.services.attachments.directory + "/incoming" }
 
-    /// Bytes of uploads admitted and not yet answered (bounded by `maxUploadBytesInFlight`).
-    private(set) var uploadBytesInFlight = 0
-
-    /// Holds `bytes` of an upload about to be received, or nil when that would pass `maxUploadBytesInFlight`.
-    func reserveUpload(_ bytes: Int) -> UploadReservation? {
-        guard bytes <= config.maxUploadBytesInFlight &- uploadBytesInFlight else { return nil }
-        uploadBytesInFlight += bytes
-        return UploadReservation(bytes: bytes) { [unowned self] released in uploadBytesInFlight -= released }
-    }
-
     private func sweep() {
         let now = loop.nowMilliseconds
         api.pruneLimiters()
@@ -304,7 +312,7 @@ public final class Server: @unchecked Sendable {
         listener?.close()
         logger.info("draining", metadata: ["open": "\(connections.count)"])
         // Check the drain more often than the sweep does.
-        sweepTimer?.start(after: 50, repeat: 50) { [unowned self] in sweep() }
+        sweepTimer?.start(after: 50, repeat: 50) { [weak self] in self?.sweep() }
         // Each client is told to wait a different 1-10 s, so a restart does
         // not bring every phone back in the same millisecond.
         for connection in connections.values {
@@ -319,13 +327,16 @@ public final class Server: @unchecked Sendable {
     /// connection broke) stops firing timers, one that gets it starts.
     private func startLease(_ lease: any TimerLease) {
         let timer = Timer(loop: loop)
-        timer.start(after: 0, repeat: 2000) { [unowned self] in
+        timer.start(after: 0, repeat: 2000) { [weak self] in
+            guard let self else { return }
             guard !leaseChecking else { return }
             leaseChecking = true
-            loop.runBlocking({ lease.hold() }, then: { [unowned self] held in
+            loop.runBlocking({ lease.hold() }, then: { [weak self] held in
+                guard let self else { return }
                 leaseChecking = false
-                if held != holdsTimers { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
-                holdsTimers = held
+                if held != runner.holdsTimers { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
+                runner.holdsTimers = held
+                consumers?.setActive(held)
             })
         }
         timer.unref()
@@ -340,67 +351,6 @@ public final class Server: @unchecked Sendable {
         leaseTimer?.close()
         for watcher in signalWatchers { watcher.close() }
         loop.stop()
-    }
-
-    // MARK: - Routing
-
-    enum Route {
-        /// Answered; a request that asked for an upgrade and did not get it is then closed (`Connection.answer`).
-        case respond(HTTPResponse)
-        case upgrade(WebSocketEndpoint)
-        /// Answered later (after work off the loop) through the callback, on the loop.
-        case deferred((@escaping (HTTPResponse) -> Void) -> Void)
-        /// An upload admitted from its head: its body is streamed to disk, then handed to the endpoint.
-        case receiveBody(UploadAdmission)
-    }
-
-    func route(_ request: HTTPRequest, peer: String) -> Route {
-        if let route = api.route(request, peer: peer) { return route }
-        switch request.path {
-        case "/healthz":
-            guard request.method == "GET" else { return .respond(methodNotAllowed) }
-            return .respond(health())
-        case "/metrics":
-            guard request.method == "GET" else { return .respond(methodNotAllowed) }
-            let totals = storage.writerTotals
-            metrics.outboundQueued.record(connections.values.reduce(0) { $0 + $1.tcp.queuedBytes })
-            metrics.recordStore(writesInFlight: hub.inFlight, totals: ServerMetrics.StoreTotals(
-                batches: totals.batches, jobs: totals.jobs, checkpointPasses: totals.checkpointPasses))
-            return .respond(HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                body: metrics.exposition()))
-        case "/echo" where config.echoEnabled:
-            return .upgrade(echo)
-        default:
-            if let file = web.response(method: request.method, path: String(request.path)) { return .respond(file) }
-            metrics.recordHandshakeFailure(status: 404, reason: HTTPError.metricReason(404))
-            return .respond(.refusal(HTTPError(404, "no such path"), Language(acceptLanguage: request.headers["Accept-Language"])))
-        }
-    }
-
-    private var methodNotAllowed: HTTPResponse {
-        .refusal(HTTPError(405, "use GET", headers: [("Allow", "GET")]), .english)
-    }
-
-    /// `GET /healthz`; its schema is Protocol/schemas/Health.json.
-    private struct Health: Encodable {
-        var status: String
-        var version: String
-        var uptimeSeconds: Double
-        var connections: Int
-        var run: Int64?
-        enum CodingKeys: String, CodingKey {
-            case status, version, connections, run
-            case uptimeSeconds = "uptime_seconds"
-        }
-    }
-
-    private func health() -> HTTPResponse {
-        let health = Health(
-            status: isDraining ? "draining" : "ok", version: Self.version,
-            uptimeSeconds: Double(loop.nowMilliseconds &- startedAt) / 1000, connections: connections.count,
-            run: storage.runNumber)
-        return .json(isDraining ? 503 : 200, health)
     }
 }
 

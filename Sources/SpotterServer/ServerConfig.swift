@@ -1,4 +1,5 @@
 import SpotterCore
+import SpotterPorts
 
 /// Everything `spotter serve` can be told. Defaults suit a phone app talking
 /// to one server; each limit says why it is what it is.
@@ -98,6 +99,12 @@ public struct ServerConfig: Sendable {
     public var maxAppendsInFlight = 1024
     /// How often the chat views are checkpointed (a restart replays the log after the last one).
     public var checkpointIntervalMilliseconds: UInt64 = 1000
+    /// `--log-tap`: a file every record of the log is appended to as a JSON line, by a durable consumer (`LogTap`).
+    public var logTapPath: String?
+    /// Durable consumers of the log besides the tap (each on its own thread, each with its own saved position).
+    public var logConsumers: [any LogConsumer] = []
+    /// How the log's consumers poll, batch and back off.
+    public var logConsumerTiming = LogConsumerTiming()
     /// Crash tests only (`SPOTTER_FAIL_POINT`): the moment at which the process kills itself (`FailPoint`).
     public var failPoints = FailPoints()
 

@@ -53,6 +53,8 @@ final class ServerMetrics: Sendable {
     private let checkpointPasses: Counter
     /// The store writer's totals at the previous scrape: its counters advance by the difference.
     private let storeTotals = Mutex<StoreTotals>(StoreTotals())
+    /// Each durable log consumer's lag gauge and counters, by name, with the totals at the previous scrape.
+    private let consumers = Mutex<[String: ConsumerMetrics]>([:])
     private let closes = Mutex<[UInt16: Counter]>([:])
     private let handshakeFailures = Mutex<[String: Counter]>([:])
 
@@ -105,6 +107,30 @@ final class ServerMetrics: Sendable {
         batchesCommitted.increment(by: max(totals.batches - previous.batches, 0))
         jobsCommitted.increment(by: max(totals.jobs - previous.jobs, 0))
         checkpointPasses.increment(by: max(totals.checkpointPasses - previous.checkpointPasses, 0))
+    }
+
+    private struct ConsumerMetrics {
+        let lag: Gauge
+        let delivered: Counter
+        let failures: Counter
+        var last: ConsumerProgress
+    }
+
+    /// Brings a log consumer's lag up to date, and its counters by what it did since the previous scrape.
+    func recordConsumer(_ progress: ConsumerProgress) {
+        consumers.withLock { all in
+            let dimensions = [("consumer", progress.name)]
+            var entry = all[progress.name] ?? ConsumerMetrics(
+                lag: Gauge(label: "spotter_log_consumer_lag", dimensions: dimensions, factory: factory),
+                delivered: Counter(label: "spotter_log_consumer_delivered_total", dimensions: dimensions, factory: factory),
+                failures: Counter(label: "spotter_log_consumer_failures_total", dimensions: dimensions, factory: factory),
+                last: ConsumerProgress(name: progress.name, lag: 0, delivered: 0, failures: 0))
+            entry.lag.record(progress.lag)
+            entry.delivered.increment(by: max(progress.delivered - entry.last.delivered, 0))
+            entry.failures.increment(by: max(progress.failures - entry.last.failures, 0))
+            entry.last = progress
+            all[progress.name] = entry
+        }
     }
 
     /// Counts a finished WebSocket connection by its close code (1006: dropped without a close frame).

@@ -11,6 +11,8 @@ import GRDB
 /// beginning once everything is copied, and bounds the WAL if this thread falls behind.
 final class Checkpointer: @unchecked Sendable {
     private let condition = NSCondition()
+    /// Ends the wait between passes early: signalled once, by `stop`.
+    private let wake = DispatchSemaphore(value: 0)
     private var stopping = false
     private var stopped = false
     private var thread: Thread?
@@ -42,8 +44,10 @@ final class Checkpointer: @unchecked Sendable {
     func stop() {
         condition.lock()
         defer { condition.unlock() }
-        stopping = true
-        condition.broadcast()
+        if !stopping {
+            stopping = true
+            wake.signal()
+        }
         while !stopped { condition.wait() }
     }
 
@@ -62,13 +66,13 @@ final class Checkpointer: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Waits `interval` (or until `stop`), then says whether to run another pass. The wait is measured on the
+    /// monotonic clock (`DispatchTime`), not the wall clock: it is a pause between passes, not a time of day, and a
+    /// wall clock set back must not stall the checkpoints (`NSCondition.wait(until:)` takes a wall-clock `Date`).
     private func waitForNextPass() -> Bool {
+        _ = wake.wait(timeout: .now() + interval)
         condition.lock()
         defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(interval)
-        while !stopping {
-            if !condition.wait(until: deadline) { return true }
-        }
-        return false
+        return !stopping
     }
 }

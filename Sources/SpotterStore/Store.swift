@@ -174,6 +174,15 @@ public final class Store: Sendable {
                 );
                 """)
         }
+        // Durable consumers of the log (`ConsumableLog`): each one's saved position, by name. Only moves forward.
+        migrator.registerMigration("v14-log-consumers") { db in
+            try db.execute(sql: """
+                CREATE TABLE logConsumer (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    pos INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }()
 }

@@ -13,20 +13,36 @@ public struct WebFiles: Sendable {
     /// URL path → file.
     let files: [String: File]
 
+    /// The console's script modules (ES modules, no build step): `console.js`, which index.html loads, and every
+    /// module it imports, each served at `/console/<name>`. A new module goes here, in `embedded` and in
+    /// Package.swift's resources.
+    static let consoleModules = [
+        "console.js", "admin.js", "chat.js", "client.js", "clock.js", "conversation.js", "dom.js", "figures.js",
+        "format.js", "i18n.js", "language.js", "metrics.js", "page.js", "sessions.js", "signin.js", "state.js",
+        "storage.js", "threads.js",
+    ]
+
     /// Where each file is served, and its place under a web root.
     static let layout: [(path: String, file: String, type: String)] = [
         ("/clients/spotter.js", "spotter.js", "text/javascript; charset=utf-8"),
         ("/clients/spotter.d.ts", "spotter.d.ts", "text/plain; charset=utf-8"),
         ("/console/", "console/index.html", "text/html; charset=utf-8"),
-        ("/console/console.js", "console/console.js", "text/javascript; charset=utf-8"),
         ("/console/console.css", "console/console.css", "text/css; charset=utf-8"),
-    ]
+    ] + consoleModules.map { ("/console/" + $0, "console/" + $0, "text/javascript; charset=utf-8") }
 
     /// The files compiled in.
     public static let embedded = WebFiles(contents: [
         "spotter.js": PackageResources.spotter_js, "spotter.d.ts": PackageResources.spotter_d_ts,
-        "console/index.html": PackageResources.index_html, "console/console.js": PackageResources.console_js,
-        "console/console.css": PackageResources.console_css,
+        "console/index.html": PackageResources.index_html, "console/console.css": PackageResources.console_css,
+        "console/console.js": PackageResources.console_js, "console/admin.js": PackageResources.admin_js,
+        "console/chat.js": PackageResources.chat_js, "console/client.js": PackageResources.client_js,
+        "console/clock.js": PackageResources.clock_js, "console/conversation.js": PackageResources.conversation_js,
+        "console/dom.js": PackageResources.dom_js, "console/figures.js": PackageResources.figures_js,
+        "console/format.js": PackageResources.format_js, "console/i18n.js": PackageResources.i18n_js,
+        "console/language.js": PackageResources.language_js, "console/metrics.js": PackageResources.metrics_js,
+        "console/page.js": PackageResources.page_js, "console/sessions.js": PackageResources.sessions_js,
+        "console/signin.js": PackageResources.signin_js, "console/state.js": PackageResources.state_js,
+        "console/storage.js": PackageResources.storage_js, "console/threads.js": PackageResources.threads_js,
     ])
 
     init(contents: [String: [UInt8]]) {

@@ -49,7 +49,7 @@ struct CreateAdmin: ParsableCommand {
             try AccountRules.checkPassword(password, confirmation: password)
             let user = try storage.openAccounts(logger: logger).createUser(
                 id: SecureRandom.uuid(), role: "admin", fullName: name, email: normalized, phone: nil,
-                passwordHash: PasswordHasher().hash(password), now: Int64(time(nil)))
+                passwordHash: PasswordHasher().hash(password), now: SystemClock().now)
             print("created admin \(user.id) <\(normalized)>")
         } catch let error as AccountStoreError where error == .emailTaken {
             throw ValidationError("an account with email \(email) already exists")

@@ -246,6 +246,14 @@ struct Serve: ParsableCommand {
         """, valueName: "url"))
     var emailGatewayURL: String?
 
+    @Option(help: ArgumentHelp("""
+        Append every record of the log (messages, receipts, links, sessions…) to this file as one JSON line: its \
+        delivery id, position, kind, thread, side, seq, reference and time, no bodies. At least once and in log \
+        order, from a position kept in the database, so it survives restarts and crashes; it starts at the newest \
+        record the first time. [env: SPOTTER_LOG_TAP]
+        """, valueName: "file"))
+    var logTap: String?
+
     /// The SMS gateway sender, when one is configured.
     func makeOTPSender() throws -> (any OTPSender)? {
         try gatewaySender(smsGatewayURL ?? env("SPOTTER_SMS_GATEWAY_URL"), "SMS", token: env("SPOTTER_SMS_GATEWAY_TOKEN"))
@@ -288,6 +296,7 @@ struct Serve: ParsableCommand {
         config.allowedOrigins = Set(origins.filter { !$0.isEmpty })
         config.echoEnabled = echo || env("SPOTTER_ECHO") == "1"
         config.webRoot = webRoot ?? env("SPOTTER_WEB_ROOT")
+        config.logTapPath = logTap ?? env("SPOTTER_LOG_TAP")
         if let lifetime = try accessTokenLifetime ?? envInt("SPOTTER_ACCESS_TOKEN_LIFETIME") {
             guard lifetime >= 5 else { throw ValidationError("the access token lifetime must be at least 5 seconds") }
             config.accessTokenLifetimeSeconds = Int64(lifetime)
@@ -358,7 +367,7 @@ struct Serve: ParsableCommand {
             try StoreDirectory.make(config.dataDirectory)  // the token secret and attachment files stay there
             let postgres = try PostgresStorage(store: PostgresStore(url: url, logger: logger),
                                                filesDirectory: config.dataDirectory + "/attachments",
-                                               version: Server.version, startedAt: Int64(time(nil)))
+                                               version: Server.version, startedAt: config.clock.now)
             serverStorage = postgres
             if let brokerURL {
                 var natsLogger = logger
@@ -374,7 +383,7 @@ struct Serve: ParsableCommand {
                 throw ValidationError("--broker needs --store postgres://…: the processes of a cluster share one PostgreSQL database")
             }
             let store = try Store.open(directory: config.dataDirectory, logger: logger)
-                .recordingStart(version: Server.version, at: Int64(time(nil)))
+                .recordingStart(version: Server.version, at: config.clock.now)
             serverStorage = SQLiteStorage(store: store, filesDirectory: config.dataDirectory + "/attachments")
         }
         var configured = config

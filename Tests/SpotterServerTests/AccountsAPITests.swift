@@ -228,15 +228,83 @@ struct AccountsAPITests {
         #expect(try api.call("GET", "/v1/me", token: foreign.access).status == 401)
     }
 
+    /// The access token lives its lifetime on the server's clock: the test moves the clock, nothing sleeps.
     @Test func expiredAccessTokenSaysSo() throws {
-        let server = try TestServer { $0.accessTokenLifetimeSeconds = 1 }
+        let clock = TestClock()
+        let server = try TestServer {
+            $0.clock = clock
+            $0.accessTokenLifetimeSeconds = 600
+        }
         defer { server.stop() }
         let api = APIClient(port: server.port)
         let session = try api.signUp(role: "client", name: "C", email: "c@example.com")
-        Thread.sleep(forTimeInterval: 2.1)
+        clock.advance(by: 599)
+        #expect(try api.call("GET", "/v1/me", token: session.access).status == 200)
+        clock.advance(by: 1)
         let me = try api.call("GET", "/v1/me", token: session.access)
         #expect(me.status == 401)
         #expect(me.errorCode == "token_expired")
+    }
+
+    /// A refresh token works until its lifetime on the server's clock has passed, then never again.
+    @Test func aRefreshTokenExpiresOnTheClock() throws {
+        let clock = TestClock()
+        let server = try TestServer {
+            $0.clock = clock
+            $0.refreshTokenLifetimeSeconds = 7 * 86_400
+        }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let first = try api.signUp(role: "client", name: "C", email: "c@example.com")
+        let second = try api.call("POST", "/v1/auth/signin", ["email": "c@example.com", "password": "secret1"])
+        let secondRefresh = try #require(second.string("refresh_token"))
+        clock.advance(by: 7 * 86_400 - 1)
+        #expect(try api.call("POST", "/v1/auth/refresh", ["refresh_token": first.refresh]).status == 200)
+        clock.advance(by: 1)
+        let late = try api.call("POST", "/v1/auth/refresh", ["refresh_token": secondRefresh])
+        #expect(late.status == 401)
+        #expect(late.errorCode == "refresh_token_invalid")
+    }
+
+    /// The account lock after five wrong passwords lasts its window (15 minutes) on the server's clock.
+    @Test func anAccountLockEndsWithItsWindow() throws {
+        let clock = TestClock()
+        let server = try TestServer { $0.clock = clock }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        _ = try api.signUp(role: "client", name: "C", email: "victim@example.com")
+        for _ in 0..<5 {
+            #expect(try api.call("POST", "/v1/auth/signin", ["email": "victim@example.com", "password": "guess!"]).status == 401)
+        }
+        clock.advance(by: 15 * 60 - 1)
+        let locked = try api.call("POST", "/v1/auth/signin", ["email": "victim@example.com", "password": "secret1"])
+        #expect(locked.errorCode == "rate_limited")
+        #expect(locked.headers["Retry-After"] == "1")
+        clock.advance(by: 1)
+        #expect(try api.call("POST", "/v1/auth/signin", ["email": "victim@example.com", "password": "secret1"]).status == 200)
+    }
+
+    /// A phone code can be asked again after 60 s and is good for 300 s, both on the server's clock.
+    @Test func aPhoneCodeResendsAndExpiresOnTheClock() throws {
+        let clock = TestClock()
+        let server = try TestServer { $0.clock = clock }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        #expect(try api.call("POST", "/v1/auth/otp/request", ["phone": "0551234567"]).status == 202)
+        clock.advance(by: 59)
+        let early = try api.call("POST", "/v1/auth/otp/request", ["phone": "0551234567"])
+        #expect(early.errorCode == "otp_resend_too_soon")
+        #expect(early.headers["Retry-After"] == "1")
+        clock.advance(by: 1)
+        #expect(try api.call("POST", "/v1/auth/otp/request", ["phone": "0551234567"]).status == 202)
+        let code = try #require(server.otp.lastCode(for: "+966551234567"))
+        clock.advance(by: 299)
+        #expect(try api.call("POST", "/v1/auth/otp/verify", ["phone": "0551234567", "code": code]).status == 200)
+
+        #expect(try api.call("POST", "/v1/auth/otp/request", ["phone": "0501234567"]).status == 202)
+        let late = try #require(server.otp.lastCode(for: "+966501234567"))
+        clock.advance(by: 300)
+        #expect(try api.call("POST", "/v1/auth/otp/verify", ["phone": "0501234567", "code": late]).errorCode == "otp_expired")
     }
 
     @Test func repeatedWrongPasswordsAreRateLimitedPerAccount() throws {

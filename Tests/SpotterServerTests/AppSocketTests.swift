@@ -1,4 +1,5 @@
 import Foundation
+import SpotterCore
 import Testing
 import TestSupport
 import WebSocket
@@ -84,49 +85,53 @@ struct AppSocketTests {
         #expect(response.bodyText.contains("\"code\":\"unauthorized\""))
     }
 
+    /// The socket's token runs out on the server's clock: warned `tokenExpiryWarningSeconds` before, closed with
+    /// 4001 at its expiry (the socket's once-a-second check sees the moved clock; nothing sleeps).
     @Test func expiringTokenIsWarnedThenClosedWith4001() throws {
-        let server = try TestServer {
-            $0.accessTokenLifetimeSeconds = 3
-            $0.tokenExpiryWarningSeconds = 2
-        }
-        defer { server.stop() }
-        let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
-        let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
-        _ = try socket.nextJSON()
-        let warning = try socket.nextJSON()
-        #expect(warning["type"] as? String == "auth.expiring")
-        #expect((warning["seconds_left"] as? Int ?? 0) <= 2)
-        #expect(try socket.awaitClose() == .some(CloseCode(4001)))
-    }
-
-    @Test func refreshingOnTheSocketKeepsItOpen() throws {
-        let server = try TestServer {
-            $0.accessTokenLifetimeSeconds = 3
-            $0.tokenExpiryWarningSeconds = 2
-        }
+        let clock = TestClock()
+        let server = try TestServer { $0.clock = clock }
         defer { server.stop() }
         let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
         let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
         let hello = try socket.nextJSON()
-        let firstExpiry = hello["expires_at"] as? Int ?? 0
+        #expect(hello["expires_at"] as? Int == Int(clock.now) + 900)
+        clock.advance(by: 900 - 60)
+        let warning = try socket.nextJSON()
+        #expect(warning["type"] as? String == "auth.expiring")
+        #expect(warning["seconds_left"] as? Int == 60)
+        clock.advance(by: 60)
+        #expect(try socket.awaitClose() == .some(CloseCode(4001)))
+    }
+
+    @Test func refreshingOnTheSocketKeepsItOpen() throws {
+        let clock = TestClock()
+        let server = try TestServer { $0.clock = clock }
+        defer { server.stop() }
+        let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
+        let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
+        let hello = try socket.nextJSON()
+        let firstExpiry = try #require(hello["expires_at"] as? Int)
+        clock.advance(by: 900 - 60)
         #expect(try socket.nextJSON()["type"] as? String == "auth.expiring")
         socket.send(text: #"{"id":"r1","type":"auth.refresh","refresh_token":"\#(session.refresh)"}"#)
         let reply = try socket.nextJSON()
         #expect(reply["ok"] as? Bool == true, "\(reply)")
         let result = try #require(reply["result"] as? [String: Any])
-        #expect((result["expires_at"] as? Int ?? 0) >= firstExpiry)
+        let secondExpiry = try #require(result["expires_at"] as? Int)
+        #expect(secondExpiry == Int(clock.now) + 900)
         #expect((result["session"] as? [String: Any])?["refresh_token"] as? String != session.refresh)
-        // Past the first token's expiry the socket still answers.
-        Thread.sleep(forTimeInterval: 1.5)
+        // Well past the first token's expiry the socket is warned about the second one (a check ran then and did
+        // not close it), and still answers.
+        clock.set(Int64(secondExpiry) - 60)
+        #expect(clock.now > firstExpiry)
+        let warning = try socket.nextJSON()
+        #expect(warning["type"] as? String == "auth.expiring" && warning["expires_at"] as? Int == secondExpiry)
         socket.send(text: #"{"id":"c9","type":"me"}"#)
-        var next = try socket.nextJSON()
-        if next["type"] as? String == "auth.expiring" { next = try socket.nextJSON() }
-        #expect(next["id"] as? String == "c9")
+        #expect(try socket.nextJSON()["id"] as? String == "c9")
 
         // The old refresh token again: the session is revoked and the socket closed with 4003.
         socket.send(text: #"{"id":"r2","type":"auth.refresh","refresh_token":"\#(session.refresh)"}"#)
-        var revoked = try socket.nextJSON()
-        if revoked["type"] as? String == "auth.expiring" { revoked = try socket.nextJSON() }
+        let revoked = try socket.nextJSON()
         #expect((revoked["error"] as? [String: Any])?["code"] as? String == "refresh_token_reused")
         #expect(try socket.awaitClose() == .some(CloseCode(4003)))
     }

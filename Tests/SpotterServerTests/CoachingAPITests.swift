@@ -1,4 +1,5 @@
 import Foundation
+import SpotterCore
 import Testing
 import TestSupport
 
@@ -96,5 +97,29 @@ struct CoachingAPITests {
             "POST", "/v1/me/coach-change-requests", ["coach_id": fixture.coachX.id], token: fixture.clientC.access)
         #expect(response.status == 409)
         #expect(response.errorCode == "no_coach_assigned")
+    }
+
+    /// Ages are counted to today on the server's clock (UTC): a birthday passes at midnight UTC, for the age
+    /// shown and for the age limit of onboarding (13).
+    @Test func agesFollowTheClockPastMidnight() throws {
+        let clock = TestClock(now: 1_749_945_590)  // 2025-06-14 23:59:50 UTC; the fixture's client A was born 1995-06-15
+        let fixture = try CoachingFixture { $0.clock = clock }
+        defer { fixture.server.stop() }
+        let api = fixture.api
+        func ages() throws -> [Int?] {
+            let row = try api.call("GET", "/v1/coach/clients", token: fixture.coachX.access).array.first
+            let profile = try api.call("GET", "/v1/clients/\(fixture.clientA.id)/profile", token: fixture.coachX.access)
+            return [row?["age"] as? Int, profile["age"] as? Int]
+        }
+        var young = CoachingFixture.onboarding
+        young["date_of_birth"] = "2012-06-15"
+        let refused = try api.call("PUT", "/v1/me/onboarding", young, token: fixture.clientC.access)
+        #expect(refused.errorCode == "out_of_range" && refused.errorField == "date_of_birth")
+        #expect(try ages() == [29, 29])
+
+        clock.advance(by: 10)  // 2025-06-15 00:00:00 UTC
+        #expect(try ages() == [30, 30])
+        let saved = try api.call("PUT", "/v1/me/onboarding", young, token: fixture.clientC.access)
+        #expect(saved.status == 200 && saved["age"] as? Int == 13)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SpotterCore
 import Testing
 import TestSupport
 import WebSocket
@@ -58,18 +59,22 @@ struct RevocationTests {
         #expect(try api.call("GET", "/v1/me", token: session.access).errorCode == "session_revoked")
     }
 
+    /// A restart reloads the revocations its tokens could still need, counted back from now on the server's clock:
+    /// here the last second of the revoked session's access token, on a clock years behind the system's.
     @Test func revocationsSurviveARestart() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-revoked-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = TestClock(now: 1_700_000_000)
         let session: (access: String, refresh: String, id: String)
         do {
-            let server = try TestServer(dataDirectory: directory)
+            let server = try TestServer(dataDirectory: directory) { $0.clock = clock }
             let api = APIClient(port: server.port)
             session = try api.signUp(role: "client", name: "Sara", email: "sara@example.com")
             #expect(try api.call("POST", "/v1/auth/signout", ["refresh_token": session.refresh]).status == 204)
             #expect(server.stop())
         }
-        let restarted = try TestServer(dataDirectory: directory)
+        clock.advance(by: 900 - 1)
+        let restarted = try TestServer(dataDirectory: directory) { $0.clock = clock }
         defer { restarted.stop() }
         #expect(try APIClient(port: restarted.port).call("GET", "/v1/me", token: session.access).errorCode == "session_revoked")
     }

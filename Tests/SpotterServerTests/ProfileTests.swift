@@ -53,6 +53,34 @@ struct ProfileTests {
         #expect(try verify(code).errorCode == "otp_expired")
     }
 
+    /// A code confirming a new address is good for 300 s on the server's clock, and another may be asked after 60 s.
+    @Test func anEmailCodeExpiresOnTheClock() throws {
+        let clock = TestClock()
+        let server = try TestServer { $0.clock = clock }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let early = try api.signUp(role: "client", name: "Sara", email: "sara@example.com")
+        let late = try api.signUp(role: "client", name: "Lina", email: "lina@example.com")
+        func start(_ who: APIClient.Account, _ email: String) throws -> APIResponse {
+            try api.call("POST", "/v1/me/email", ["email": email, "current_password": "secret1"], token: who.access)
+        }
+        func verify(_ who: APIClient.Account, _ code: String) throws -> APIResponse {
+            try api.call("POST", "/v1/me/email/verify", ["code": code], token: who.access)
+        }
+        #expect(try start(early, "sara@new.example").status == 202)
+        clock.advance(by: 59)
+        #expect(try start(early, "sara@new.example").errorCode == "otp_resend_too_soon")
+        clock.advance(by: 1)
+        #expect(try start(early, "sara@new.example").status == 202)
+        let code = try #require(server.otp.lastCode(for: "sara@new.example"))
+        #expect(try start(late, "lina@new.example").status == 202)
+        let lateCode = try #require(server.otp.lastCode(for: "lina@new.example"))
+        clock.advance(by: 299)
+        #expect(try verify(early, code).string("email") == "sara@new.example")
+        clock.advance(by: 1)
+        #expect(try verify(late, lateCode).errorCode == "otp_expired")
+    }
+
     @Test func wrongCodesRunOutAndAnotherUserCannotUseTheCode() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -44,4 +44,91 @@ struct WebFilesTests {
         #expect(post.status == 405 && post.headers["Allow"] == "GET")
         #expect(try client.request("GET", "/console/other.html").status == 404)
     }
+
+    /// The console is ES modules loaded by the browser itself: index.html's module script and, transitively, every
+    /// module it imports must be served as JavaScript, under the same headers as the page, byte for byte as in the
+    /// checkout; and every module in the folder must be reached (so a module added to the folder but not to
+    /// `WebFiles` fails here, as does an import of a file the server does not serve).
+    @Test func everyModuleTheConsoleImportsIsServedAsJavaScript() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let served = try Self.walkConsoleModules(port: server.port, root: Self.webRoot)
+        #expect(served.sorted() == (try Self.consoleModulesOnDisk(root: Self.webRoot)))
+        #expect(served.contains("/clients/spotter.js"))
+    }
+
+    /// `--web-root` serves every module from the folder, not the copies compiled in.
+    @Test func aWebRootServesEveryModuleFromTheFolder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-web-root-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("console"), withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.webRoot.path) where name != "console" {
+            try FileManager.default.copyItem(at: Self.webRoot.appendingPathComponent(name).resolvingSymlinksInPath(),
+                                             to: folder.appendingPathComponent(name))
+        }
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.webRoot.appendingPathComponent("console").path) {
+            var bytes = try Data(contentsOf: Self.webRoot.appendingPathComponent("console/\(name)"))
+            if name.hasSuffix(".js") { bytes.append(contentsOf: Array("\n// edited in the web root\n".utf8)) }
+            try bytes.write(to: folder.appendingPathComponent("console/\(name)"))
+        }
+        let server = try TestServer { $0.webRoot = folder.path }
+        defer { server.stop() }
+        let served = try Self.walkConsoleModules(port: server.port, root: folder)
+        #expect(served.sorted() == (try Self.consoleModulesOnDisk(root: folder)))
+    }
+
+    static let webRoot = root.appendingPathComponent("Sources/SpotterWeb/files")
+
+    /// The URL paths of the console's .js files in `root`'s console folder, and the client they import.
+    static func consoleModulesOnDisk(root: URL) throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("console").path)
+        return (names.filter { $0.hasSuffix(".js") }.map { "/console/\($0)" } + ["/clients/spotter.js"]).sorted()
+    }
+
+    /// Loads /console/ as a browser would: the page's module scripts, then each module's static imports, resolved
+    /// against the importing module's URL. Checks each answer (200, JavaScript, the page's headers, the bytes of the
+    /// file under `root`) and returns the URL paths loaded.
+    static func walkConsoleModules(port: Int, root: URL) throws -> Set<String> {
+        let client = try HTTPTestClient(port: port)
+        let page = try client.request("GET", "/console/")
+        try #require(page.status == 200)
+        var queue = matches(of: #"<script\s+type="module"\s+src="([^"]+)""#, in: page.bodyText)
+        #expect(queue == ["/console/console.js"])
+        var seen = Set(queue)
+        while let path = queue.popLast() {
+            let module = try client.request("GET", path)
+            guard module.status == 200 else {
+                Issue.record("\(path): \(module.status), not 200")
+                continue
+            }
+            #expect(module.headers["Content-Type"] == "text/javascript; charset=utf-8", "\(path)")
+            for name in ["Cache-Control", "X-Content-Type-Options", "Referrer-Policy", "Content-Security-Policy", "Cross-Origin-Opener-Policy"] {
+                #expect(module.headers[name] == page.headers[name], "\(path): \(name)")
+            }
+            let file = path.hasPrefix("/clients/") ? String(path.dropFirst("/clients/".count)) : String(path.dropFirst())
+            let onDisk = try? [UInt8](Data(contentsOf: root.appendingPathComponent(file).resolvingSymlinksInPath()))
+            let asOnDisk = module.body == onDisk
+            #expect(asOnDisk, "\(path) is served as it is in \(root.path)")
+            let base = try #require(URL(string: "http://127.0.0.1" + path))
+            for specifier in imports(in: module.bodyText) {
+                let target = try #require(URL(string: specifier, relativeTo: base)?.absoluteURL.path, "\(specifier)")
+                if seen.insert(target).inserted { queue.append(target) }
+            }
+        }
+        return seen
+    }
+
+    /// The specifiers of a module's static imports and re-exports (`import … from '…'`, `import '…'`,
+    /// `export … from '…'`).
+    static func imports(in source: String) -> [String] {
+        matches(of: #"(?m)^\s*(?:import|export)\s+(?:[\w*${},\s]+?\s+from\s+)?['"]([^'"]+)['"]"#, in: source)
+    }
+
+    static func matches(of pattern: String, in text: String) -> [String] {
+        let regex = try! NSRegularExpression(pattern: pattern)
+        let range = NSRange(text.startIndex..., in: text)
+        return regex.matches(in: text, range: range).compactMap { match in
+            Range(match.range(at: 1), in: text).map { String(text[$0]) }
+        }
+    }
 }

@@ -4,7 +4,7 @@
 #   2. a smoke test of the release binary: /healthz, then SIGTERM -> exit 0,
 #   3. the Autobahn|Testsuite conformance run, cases 1-10, 0 failures allowed,
 #   4. libFuzzer, 60 s on each of the three parser targets (Tests/Fuzz/README.md),
-#   5. the JavaScript client against a live server (Node's test runner, Tests/js),
+#   5. the JavaScript client against a live server, and the console's modules linked (Node's test runner, Tests/js),
 #   6. the web console in headless Chromium (Tests/browser),
 #   7. the server's suites again with everything kept in PostgreSQL (cluster mode's store), on a
 #      throwaway cluster the tests start themselves (initdb/pg_ctl; postgresql from install-deps).
@@ -39,6 +39,13 @@ echo "== the JavaScript client against a live server (node --test)"
 SPOTTER_BIN=.build/debug/spotter node --test Tests/js/client.test.js 2>&1 | tee -a "$LOG"
 js_passed=$(grep -oE '^# pass [0-9]+' "$LOG" | grep -oE '[0-9]+' | tail -1)
 grep -qE '^# fail 0$' "$LOG" || { echo "run-all: JavaScript client tests failed" >&2; exit 1; }
+
+echo "== the console's ES modules link, and its /metrics reading (node --test)"
+node --experimental-vm-modules --test Tests/js/console.test.js 2>&1 | tee "$LOG.console"
+console_passed=$(grep -oE '^# pass [0-9]+' "$LOG.console" | grep -oE '[0-9]+' | tail -1)
+grep -qE '^# fail 0$' "$LOG.console" || { rm -f "$LOG.console"; echo "run-all: console module tests failed" >&2; exit 1; }
+rm -f "$LOG.console"
+js_passed=$((js_passed + console_passed))
 
 echo "== release build"
 swift build -c release

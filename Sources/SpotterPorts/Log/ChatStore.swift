@@ -2,7 +2,7 @@ import SpotterProtocol
 
 /// The log and the changes that write the accounts and the log in one transaction: what the messaging shell
 /// needs of wherever the chat lives. `ChatLog` (SQLite) and `PostgresChatLog` implement it.
-public protocol ChatStore: ChatLogEngine {
+public protocol ChatStore: ChatLogEngine, ConsumableLog {
     /// A client picks their first coach: the link, the thread if the pair has none, and a `link` record, in one
     /// transaction. Throws `AccountStoreError` as `AccountStore.createLink` does.
     func createLink(clientID: String, coachID: String, threadID: String, now: Int64,

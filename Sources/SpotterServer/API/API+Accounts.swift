@@ -19,7 +19,7 @@ extension API {
         let services = self.services
         let preferred = language.rawValue
         hashing(status: 201, language, respond) {
-            let now = unixNow()
+            let now = services.clock.now
             let hash = services.hasher.hash(password)  // slow on purpose: on the hashing threads
             // One write, the language of the sign-up's Accept-Language included.
             let user = try services.accounts.createUser(
@@ -47,7 +47,7 @@ extension API {
                 if let stored = user.passwordHash, services.hasher.needsRehash(stored) {
                     try services.accounts.updatePasswordHash(userID: user.id, hash: services.hasher.hash(password))
                 }
-                return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: unixNow())
+                return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: services.clock.now)
             }
         }, then: { [self] result in
             switch result {
@@ -55,7 +55,7 @@ extension API {
                 failuresByAccount.reset("email:" + email)
                 respond(.json(200, session))
             case .failure(let error):
-                if error.code == .invalidCredentials { _ = failuresByAccount.attempt("email:" + email, now: unixNow()) }
+                if error.code == .invalidCredentials { _ = failuresByAccount.attempt("email:" + email, now: services.clock.now) }
                 respond(.apiError(error, language))
             }
         })
@@ -94,7 +94,7 @@ extension API {
     /// whole family (it was stolen, or the client is confused). With
     /// `ownerID`, another user's token is refused (`forbidden`) untouched.
     static func rotate(_ token: String, _ services: APIServices, ownerID: String? = nil) throws -> Rotation {
-        let now = unixNow()
+        let now = services.clock.now
         let fresh = SecureRandom.token()
         switch try services.accounts.rotateRefreshToken(
             oldHash: Digest.sha256Hex(token), newHash: Digest.sha256Hex(fresh), now: now,
@@ -117,7 +117,7 @@ extension API {
         guard let token, !token.isEmpty else { throw APIError(.missingField, field: "refresh_token") }
         let services = self.services
         server.loop.runBlocking({
-            blockingResult { try services.accounts.revokeFamily(ofTokenHash: Digest.sha256Hex(token), now: unixNow()) }
+            blockingResult { try services.accounts.revokeFamily(ofTokenHash: Digest.sha256Hex(token), now: services.clock.now) }
         }, then: { [self] result in
             switch result {
             case .success(let revoked?):
@@ -139,7 +139,7 @@ extension API {
         try limit(&otpRequestsByAddress, "addr:" + peer, check: false)
         let services = self.services
         run(status: 202, language, respond) {
-            let now = unixNow()
+            let now = services.clock.now
             if let stored = try services.accounts.otpChallenge(phone: phone) {
                 let challenge = OTPChallenge(codeDigest: stored.codeDigest, issuedAt: stored.issuedAt, failedAttempts: stored.failedAttempts)
                 if let wait = challenge.resendWait(now: now) {
@@ -171,7 +171,7 @@ extension API {
         let services = self.services
         let preferred = language.rawValue
         run(language, respond) {
-            let now = unixNow()
+            let now = services.clock.now
             guard let stored = try services.accounts.otpChallenge(phone: phone) else { throw APIError(.otpExpired, field: "code") }
             var challenge = OTPChallenge(codeDigest: stored.codeDigest, issuedAt: stored.issuedAt, failedAttempts: stored.failedAttempts)
             switch challenge.verify(candidateDigest: services.otpDigest(code, phone: phone), now: now) {
@@ -238,7 +238,7 @@ extension API {
             blockingResult { try services.accounts.updateProfile(userID: actor.userID, language: language?.rawValue,
                                                                  timeZone: timeZone, fullName: fullName).view }
         }, then: { [self] result in
-            if case .success = result, let fullName { server.hub.state.setName(fullName, for: actor.userID) }
+            if case .success = result, let fullName { server.runner.core.setName(fullName, for: actor.userID) }
             API.answer(status: 200, answerIn, respond)(result)
         })
     }
@@ -253,7 +253,7 @@ extension API {
         let session = try verify(bearerToken(request)).claims.sessionID
         let services = self.services
         withCurrentPassword(actor, current, requiredOnlyIfSet: false, language, respond) {
-            try services.accounts.changePassword(userID: actor.userID, hash: services.hasher.hash(new), keep: session, now: unixNow())
+            try services.accounts.changePassword(userID: actor.userID, hash: services.hasher.hash(new), keep: session, now: services.clock.now)
         } answer: { [self] revoked in
             for session in revoked { sessionRevoked(session) }
             return HTTPResponse(status: 204)
@@ -262,7 +262,7 @@ extension API {
 
     /// Counts an attempt (or, with `check`, only looks) and refuses with 429 past the limit.
     func limit(_ limiter: inout RateLimiter, _ key: String, check: Bool) throws(APIError) {
-        let now = unixNow()
+        let now = services.clock.now
         let decision = check ? limiter.check(key, now: now) : limiter.attempt(key, now: now)
         if case .limited(let wait) = decision { throw APIError(.rateLimited, retryAfterSeconds: wait) }
     }

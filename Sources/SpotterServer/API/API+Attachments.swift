@@ -12,7 +12,7 @@ extension API {
     func admitAttachment(_ threadID: String, _ actor: Actor, _ language: Language) throws(APIError) -> UploadReceived {
         let thread = try attachmentThread(threadID, actor)
         guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
-        if let refusal = server.hub.attachmentRefusal(actor.userID, field: nil) { throw refusal }
+        if let refusal = server.runner.attachmentRefusal(actor.userID, field: nil) { throw refusal }
         return { [self] file, respond in
             let kind: AttachmentRules.Kind
             do {
@@ -21,10 +21,10 @@ extension API {
             } catch {
                 return respond(.apiError(APIError(wrapping: error), language))
             }
-            let (attachments, uploader) = (services.attachments, actor.userID)
+            let (attachments, uploader, clock) = (services.attachments, actor.userID, services.clock)
             run(status: 201, language, respond) { () -> AttachmentView in
                 let saved = try attachments.saveFile(at: file.path, type: kind.rawValue, threadID: threadID, uploaderID: uploader,
-                                                     now: unixNow())
+                                                     now: clock.now)
                 return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes)
             }
         }
@@ -51,6 +51,6 @@ extension API {
 
     /// The thread, if `actor` takes part in it (`forbidden` otherwise, as on the socket).
     private func attachmentThread(_ threadID: String, _ actor: Actor) throws(APIError) -> ChatThread {
-        try server.hub.state.participant(threadID, actor.userID).0
+        try server.runner.chat.participant(threadID, actor.userID).0
     }
 }

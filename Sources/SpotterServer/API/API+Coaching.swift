@@ -13,7 +13,7 @@ extension API {
         let answers = try Onboarding.validate(
             dateOfBirth: body.dateOfBirth, gender: body.gender, heightCm: body.heightCm, weightKg: body.weightKg,
             goal: body.goal, experienceLevel: body.experienceLevel, dietaryRestrictions: body.dietaryRestrictions,
-            medicalConditions: body.medicalConditions, today: todayUTC())
+            medicalConditions: body.medicalConditions, today: services.clock.todayUTC)
         let services = self.services
         run(language, respond) { () -> ClientProfileView in
             let profile = ClientProfileView(
@@ -21,8 +21,8 @@ extension API {
                 heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
                 experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
                 medicalConditions: answers.medicalConditions)
-            try services.accounts.saveOnboarding(profile, now: unixNow())
-            return profile.aged
+            try services.accounts.saveOnboarding(profile, now: services.clock.now)
+            return profile.aged(today: services.clock.todayUTC)
         }
     }
 
@@ -35,7 +35,7 @@ extension API {
                 throw APIError(.forbidden)
             }
             guard let profile = try services.accounts.clientProfile(userID: clientID) else { throw APIError(.notFound) }
-            return profile.aged
+            return profile.aged(today: services.clock.todayUTC)
         }
     }
 
@@ -64,10 +64,10 @@ extension API {
         guard let coachID = try JSON.decode(CoachChoiceRequest.self, from: request.body).coachId else {
             throw APIError(.missingField, field: "coach_id")
         }
-        let (threadID, now, clientID) = (SecureRandom.uuid(), unixNow(), actor.userID)
-        let hub = server.hub!
-        hub.linkChange({ done in
-            hub.log.createLink(clientID: clientID, coachID: coachID, threadID: threadID, now: now, completion: done)
+        let (threadID, now, clientID) = (SecureRandom.uuid(), services.clock.now, actor.userID)
+        let runner = server.runner
+        runner.linkChange({ done in
+            runner.log.createLink(clientID: clientID, coachID: coachID, threadID: threadID, now: now, completion: done)
         }, reply: { result in
             let mapped = result.mapError { error in
                 error.code == .notFound ? APIError(.coachNotFound, field: "coach_id") : error
@@ -85,7 +85,7 @@ extension API {
         run(status: 201, language, respond) { () -> ChangeRequestView in
             do {
                 return try services.accounts.createChangeRequest(
-                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: unixNow())
+                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: services.clock.now)
             } catch AccountStoreError.notFound {
                 throw APIError(.coachNotFound, field: "coach_id")
             }
@@ -123,10 +123,10 @@ extension API {
 
     func decideChange(id: String, approve: Bool, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
-        let (threadID, now, adminID) = (SecureRandom.uuid(), unixNow(), actor.userID)
-        let hub = server.hub!
-        hub.linkChange({ done in
-            hub.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
+        let (threadID, now, adminID) = (SecureRandom.uuid(), services.clock.now, actor.userID)
+        let runner = server.runner
+        runner.linkChange({ done in
+            runner.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
         }, reply: { result in
             API.answer(status: 200, language, respond)(result)
         })
@@ -147,9 +147,9 @@ extension API {
         let password = body.password ?? SecureRandom.token()
         try AccountRules.checkPassword(password, confirmation: password)
         let services = self.services
-        let hub = server.hub!
+        let runner = server.runner
         server.loop.runBlocking({ blockingResult { () -> ProvisionResult in
-            let now = unixNow()
+            let now = services.clock.now
             let batch = String(SecureRandom.uuid().prefix(8))
             let created = try services.accounts.provisionLoadAccounts(
                 batch: batch, coaches: coaches, clientsPerCoach: perCoach, passwordHash: services.hasher.hash(password),
@@ -169,14 +169,14 @@ extension API {
         } }, then: { result in
             // The threads were made outside the log: the chat state reads them before anyone can use them.
             let threads = (try? result.get())?.clients.compactMap(\.threadId) ?? []
-            hub.threadsCreated(threads) { API.answer(status: 201, language, respond)(result) }
+            runner.threadsCreated(threads) { API.answer(status: 201, language, respond)(result) }
         })
     }
 
     func coachClients(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canListOwnClients(actor) else { throw APIError(.forbidden) }
         let services = self.services
-        let today = todayUTC()
+        let today = services.clock.todayUTC
         let tiers = server.config.tiers
         run(language, respond) {
             try services.accounts.clients(ofCoach: actor.userID).map { row in
@@ -192,10 +192,11 @@ extension API {
 }
 
 extension ClientProfileView {
-    /// The profile as answered today: with the client's age (the store keeps the date of birth only).
-    var aged: ClientProfileView {
+    /// The profile as answered: with the client's age as of `today` ("YYYY-MM-DD"); the store keeps the date of
+    /// birth only.
+    func aged(today: String) -> ClientProfileView {
         var answered = self
-        answered.age = Onboarding.age(dateOfBirth: dateOfBirth, today: todayUTC())
+        answered.age = Onboarding.age(dateOfBirth: dateOfBirth, today: today)
         return answered
     }
 }

@@ -16,7 +16,7 @@ extension API {
         let email = try AccountRules.normalizeEmail(raw)
         let services = self.services
         withCurrentPassword(actor, body.currentPassword, requiredOnlyIfSet: true, language, respond) { () throws -> EmailChangeResponse in
-            let now = unixNow()
+            let now = services.clock.now
             guard let user = try services.accounts.user(id: actor.userID) else { throw APIError(.unauthorized) }
             guard user.email != email else { throw APIError(.badRequest, field: "email") }
             if let pending = try services.accounts.emailChange(userID: actor.userID),
@@ -53,7 +53,7 @@ extension API {
             var challenge = OTPChallenge(codeDigest: pending.codeDigest, issuedAt: pending.issuedAt,
                                          failedAttempts: pending.failedAttempts)
             let candidate = services.emailDigest(code, userID: actor.userID, email: pending.email)
-            switch challenge.verify(candidateDigest: candidate, now: unixNow()) {
+            switch challenge.verify(candidateDigest: candidate, now: services.clock.now) {
             case .accepted:
                 return try services.accounts.confirmEmailChange(userID: actor.userID).view
             case .wrong:
@@ -157,7 +157,7 @@ extension API {
                 failuresByAccount.reset(key)
                 respond(answer(value))
             case .failure(let error):
-                if error.code == .invalidCredentials { _ = failuresByAccount.attempt(key, now: unixNow()) }
+                if error.code == .invalidCredentials { _ = failuresByAccount.attempt(key, now: services.clock.now) }
                 respond(.apiError(error, language))
             }
         })

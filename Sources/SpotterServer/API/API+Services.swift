@@ -14,10 +14,10 @@ extension API {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
         let name = try AccountRules.normalizeName(try JSON.decode(APIKeyRequest.self, from: request.body).name ?? "")
         let key = API.apiKeyPrefix + SecureRandom.token()
-        let accounts = services.accounts
+        let (accounts, clock) = (services.accounts, services.clock)
         run(status: 201, language, respond) { () -> APIKeyView in
             let made = try accounts.createAPIKey(id: SecureRandom.uuid(), name: name, keyHash: Digest.sha256Hex(key),
-                                                 createdBy: actor.userID, now: unixNow())
+                                                 createdBy: actor.userID, now: clock.now)
             return APIKeyView(id: made.id, name: made.name, key: key, createdBy: made.createdBy, createdAt: made.createdAt,
                               revokedAt: nil)
         }
@@ -35,8 +35,8 @@ extension API {
 
     func revokeAPIKey(_ id: String, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
-        let accounts = services.accounts
-        server.loop.runBlocking({ blockingResult { try accounts.revokeAPIKey(id: id, now: unixNow()) } }, then: { result in
+        let (accounts, clock) = (services.accounts, services.clock)
+        server.loop.runBlocking({ blockingResult { try accounts.revokeAPIKey(id: id, now: clock.now) } }, then: { result in
             switch result {
             case .success(true): respond(HTTPResponse(status: 204))
             case .success(false): respond(.apiError(APIError(.notFound, field: "id"), language))
@@ -68,12 +68,12 @@ extension API {
             case .failure(let error):
                 respond(.apiError(error, language))
             case .success:
-                guard let thread = server.hub.state.thread(id: threadID) else {
+                guard let thread = server.runner.chat.thread(id: threadID) else {
                     return respond(.apiError(APIError(.notFound, field: "thread_id"), language))
                 }
-                let send = MessagingHub.SendRequest(sender: thread.userID(side), threadID: threadID, clientMessageID: clientMessageID,
-                                                    kind: .system, body: text, now: unixNow())
-                server.hub.send(send) { sent in
+                let send = SendRequest(sender: thread.userID(side), threadID: threadID, clientMessageID: clientMessageID,
+                                       kind: .system, body: text)
+                server.runner.run(.send(send)) { sent in
                     switch sent {
                     case .success(let json): respond(HTTPResponse(status: 200, contentType: "application/json", body: json + "\n"))
                     case .failure(let error): respond(.apiError(error, language))

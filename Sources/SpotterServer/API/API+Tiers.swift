@@ -29,16 +29,7 @@ extension API {
             case .success:
                 // Logged on the client's current thread (replayed by `resume`), then the live quota; the answer
                 // waits for the record's commit.
-                let hub = server.hub!
-                guard server.config.tiers, let thread = hub.state.threads(of: userID).first(where: \.active) else {
-                    hub.pushQuota(userID)
-                    return answerUsage(userID, tier: tier, language, respond)
-                }
-                let record = ChatRecord(kind: .tier, threadNo: thread.no, side: .client, seq: thread.lastSeq,
-                                        ref: tier.rawValue, at: unixNow())
-                hub.append([record]) { [self] appended in
-                    if case .success(let done) = appended { hub.publish(done[0]) }
-                    hub.pushQuota(userID)
+                server.runner.run(.tierSet(clientID: userID, tier: tier.rawValue)) { [self] _ in
                     answerUsage(userID, tier: tier, language, respond)
                 }
             case .failure(let error):
@@ -56,7 +47,7 @@ extension API {
     }
 
     private func answerUsage(_ userID: String, tier: Tier, _ language: Language, _ respond: @escaping Respond) {
-        server.hub.quotaView(userID) { quota in
+        server.runner.quotaView(userID) { quota in
             respond(.json(200, UsageView(userId: userID, tier: tier.rawValue, quota: quota)))
         }
     }

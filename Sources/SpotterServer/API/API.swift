@@ -8,7 +8,7 @@ import WebSocket
 /// everything that touches the database or hashes a password runs in
 /// `loop.runBlocking` and answers through `respond` back on the loop.
 final class API {
-    unowned let server: Server
+    let server: ServerParts
     let services: APIServices
     /// Failed sign-ins per account (email or phone): brute force on one account.
     var failuresByAccount = RateLimiter(limit: 5, windowSeconds: 15 * 60)
@@ -26,7 +26,7 @@ final class API {
     /// Older entries are dropped, since every token they could refuse has expired.
     private(set) var revokedSessions: [String: Int64] = [:]
 
-    init(server: Server, services: APIServices, revoked: [RevokedSession]) {
+    init(server: ServerParts, services: APIServices, revoked: [RevokedSession]) {
         self.server = server
         self.services = services
         let config = server.config
@@ -41,7 +41,7 @@ final class API {
         if revokedSessions.updateValue(session.revokedAt, forKey: session.familyID) == nil {
             server.metrics.sessionsRevoked.increment()
         }
-        server.hub.closeSockets(userID: session.userID, sessionID: session.familyID)
+        server.runner.closeSockets(userID: session.userID, sessionID: session.familyID)
     }
 
     /// How long a revocation must be remembered: an access token issued just before it lives this long.
@@ -243,7 +243,7 @@ final class API {
                 server.metrics.uploadsRefusedBusy.increment()
                 throw APIError(.unavailable, retryAfterSeconds: 1)
             }
-            return .receiveBody(UploadAdmission(length: length, directory: server.incomingUploadsDirectory,
+            return .receiveBody(UploadAdmission(length: length, directory: services.attachments.directory + "/incoming",
                                                 reservation: reservation, received: received))
         } catch {
             return .respond(.apiError(APIError(wrapping: error), head.language))
@@ -262,7 +262,7 @@ final class API {
 
     /// Forgets idle rate-limit keys so the limiters stay small. Once a second.
     func pruneLimiters() {
-        let now = unixNow()
+        let now = services.clock.now
         failuresByAccount.prune(now: now)
         attemptsByAddress.prune(now: now)
         otpRequestsByAddress.prune(now: now)
@@ -294,7 +294,7 @@ final class API {
         guard let token else { throw APIError(.unauthorized) }
         let claims: AccessClaims
         do {
-            claims = try services.signer.verify(token, now: unixNow())
+            claims = try services.signer.verify(token, now: services.clock.now)
         } catch .expired {
             throw APIError(.tokenExpired)
         } catch {

@@ -53,6 +53,8 @@ struct APIServices: Sendable {
     let revealOTPCodes: Bool
     /// Development mode with the log sender for email: the email change's reply carries the code.
     let revealEmailCodes: Bool
+    /// The server's clock (`ServerConfig.clock`): token lifetimes, codes, rate windows and ages read the time here.
+    let clock: any Clock
 
     func otpDigest(_ code: String, phone: String) -> String {
         Digest.sha256Hex(otpPepper + "|" + phone + "|" + code)
@@ -84,17 +86,6 @@ extension UserRecord {
     }
 }
 
-/// Seconds since 1970, the clock of tokens and rules.
-func unixNow() -> Int64 { Int64(time(nil)) }
-
-/// Today's date in UTC as "YYYY-MM-DD", for age rules.
-func todayUTC() -> String {
-    var seconds = time(nil)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    let year = Int(parts.tm_year) + 1900, month = Int(parts.tm_mon) + 1, day = Int(parts.tm_mday)
-    return "\(year)-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)"
-}
 
 // MARK: - Shaping replies
 

@@ -37,22 +37,21 @@ extension AppSocket {
                 guard attachments.count <= 10, Set(attachments).count == attachments.count else {
                     throw APIError(.outOfRange, field: "attachments")
                 }
-                if let refusal = hub.attachmentRefusal(actor.userID, field: "attachments") { throw refusal }
+                if let refusal = runner.attachmentRefusal(actor.userID, field: "attachments") { throw refusal }
             }
         } catch {
             reply(id: id, error: APIError(wrapping: error))
             return
         }
         // At most 64 sends in flight per socket, and none past the server's bound.
-        if let refusal = hub.writeRefusal { return reply(id: id, error: refusal) }
+        if let refusal = runner.writeRefusal { return reply(id: id, error: refusal) }
         guard pendingSends < 64 else { return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1)) }
         pendingSends += 1
         let arrived = ContinuousClock.now
         let send = { [self] (kind: MessageKind, body: String, withAttachments: Bool) in
-            var request = MessagingHub.SendRequest(
-                sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: kind, body: body, now: unixNow())
-            request.withAttachments = withAttachments
-            hub.send(request) { [self] result in
+            let request = SendRequest(sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: kind,
+                                      body: body, withAttachments: withAttachments)
+            runner.run(.send(request)) { [self] result in
                 pendingSends -= 1
                 if case .success = result {
                     let metrics = api.server.metrics
@@ -88,15 +87,15 @@ extension AppSocket {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
         guard let seq = command.seq else { return reply(id: id, error: APIError(.missingField, field: "seq")) }
         guard seq >= 0 else { return reply(id: id, error: APIError(.outOfRange, field: "seq")) }
-        hub.receipt(userID: actor.userID, threadID: threadID, delivered: read ? nil : seq, read: read ? seq : nil) { [self] result in
-            answer(id: id, result.map(\.jsonText))
+        runner.run(.receipt(userID: actor.userID, threadID: threadID, delivered: read ? nil : seq, read: read ? seq : nil)) { [self] result in
+            answer(id: id, result)
         }
     }
 
     /// The conversation list, from the chat state; only the peers' last-seen times are read from the store.
     func listThreads(id: String) {
         let userID = actor.userID
-        let threads = hub.state.threads(of: userID).sorted { a, b in
+        let threads = runner.chat.threads(of: userID).sorted { a, b in
             // Most recent activity first; threads without messages last, newest first; then by id.
             switch (a.lastMessageAt, b.lastMessageAt) {
             case let (x?, y?) where x != y: return x > y
@@ -106,15 +105,15 @@ extension AppSocket {
             }
         }
         let peers = threads.compactMap { thread in thread.side(of: userID).map { thread.userID($0.other) } }
-        let log = hub.log
+        let log = runner.log
         api.server.loop.runBlocking({ blockingResult { try log.lastSeen(userIDs: peers) } }, then: { [self] result in
             guard case .success(let lastSeen) = result else { return reply(id: id, error: APIError(.internalError)) }
-            let state = hub.state
+            let state = runner.chat
             let views = threads.compactMap { thread -> ThreadView? in
                 guard let side = thread.side(of: userID) else { return nil }
                 let peer = thread.userID(side.other)
                 return ThreadView(
-                    threadId: thread.id, peerId: peer, peerName: state.names[peer], peerOnline: hub.isOnline(peer),
+                    threadId: thread.id, peerId: peer, peerName: state.names[peer], peerOnline: runner.isOnline(peer),
                     peerLastSeenAt: lastSeen[peer], lastSeq: thread.committedSeq, lastMessageAt: thread.lastMessageAt,
                     lastPreview: thread.lastPreview, lastSenderId: thread.lastSide.map(thread.userID),
                     readSeq: thread.readSeq(side), deliveredSeq: thread.deliveredSeq(side),
@@ -132,16 +131,16 @@ extension AppSocket {
         guard (1...100).contains(limit) else { return reply(id: id, error: APIError(.outOfRange, field: "limit")) }
         let thread: ChatThread
         do {
-            thread = try hub.state.participant(threadID, actor.userID).0
+            thread = try runner.chat.participant(threadID, actor.userID).0
         } catch {
             return reply(id: id, error: error)
         }
         let before = command.beforeSeq
-        let log = hub.log
+        let log = runner.log
         let (no, coachID, clientID) = (thread.no, thread.coachID, thread.clientID)
         // System messages about sessions are worded for the reader.
         let reader: SessionActor = actor.userID == coachID ? .coach : .client
-        let (language, timeZone) = api.server.sessions.wording(for: actor.userID)
+        let (language, timeZone) = runner.context().wording(for: actor.userID)
         let budget = ReplyPage.budget(outbound: api.server.config.maxOutboundBytes)
         runAndReplyJSON(id: id) { () -> String in
             let page = try log.history(threadNo: no, beforeSeq: before, limit: limit + 1)
@@ -163,7 +162,7 @@ extension AppSocket {
         guard let threadID = command.threadId else { return reply(id: id, error: APIError(.missingField, field: "thread_id")) }
         let thread: ChatThread, side: Side
         do {
-            (thread, side) = try hub.state.participant(threadID, actor.userID)
+            (thread, side) = try runner.chat.participant(threadID, actor.userID)
         } catch {
             return reply(id: id, error: error)
         }
@@ -171,7 +170,7 @@ extension AppSocket {
         let now = api.server.loop.nowMilliseconds
         if now &- (lastTyping[threadID] ?? 0) >= 2000 {
             lastTyping[threadID] = now
-            hub.typing(from: actor.userID, threadID: threadID, to: thread.userID(side.other))
+            runner.typing(from: actor.userID, threadID: threadID, to: thread.userID(side.other))
         }
         send(Reply.ok(id: id, resultJSON: "{}"))
     }
@@ -194,7 +193,7 @@ extension AppSocket {
             return reply(id: id, error: APIError(.outOfRange, field: "cursor"))
         }
         // Cursors from before the log (see the v5-log migration) cannot be translated.
-        guard cursor >= hub.resumeFloor || hub.resumeFloor == 0 else {
+        guard cursor >= runner.core.resumeFloor || runner.core.resumeFloor == 0 else {
             goLive()
             return reply(id: id, error: APIError(.cursorExpired, field: "cursor"))
         }
@@ -207,18 +206,19 @@ extension AppSocket {
     /// threads with something newer are read), as events built from today's
     /// state; the next page once this one has left the socket.
     private func replayPage(after cursor: Int64, replayed: Int, id: String?, fallback: Int64) {
-        let log = hub.log
+        let log = runner.log
         let userID = actor.userID
         let pageSize = 200
-        let threadNos = hub.state.threads(of: userID).filter { $0.lastPos > cursor }.map(\.no)
+        let threadNos = runner.chat.threads(of: userID).filter { $0.lastPos > cursor }.map(\.no)
         api.server.loop.runBlocking({
             blockingResult { try log.records(threadNos: threadNos, after: cursor, limit: pageSize) }
         }, then: { [self] result in
             switch result {
             case .success(let page):
+                let context = runner.context()
                 for record in page {
-                    for (user, payload) in hub.events(for: record) where user == userID {
-                        sendLogged(cursor: record.pos, frame: MessagingHub.frame(cursor: record.pos, payload: payload))
+                    for (user, payload) in runner.core.events(for: record, context) where user == userID {
+                        sendLogged(cursor: record.pos, frame: CoreRunner.frame(cursor: record.pos, payload: payload))
                     }
                 }
                 let count = replayed + page.count

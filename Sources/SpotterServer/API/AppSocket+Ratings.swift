@@ -22,18 +22,18 @@ extension AppSocket {
         do throws(APIError) {
             guard api.server.config.ratings else { throw APIError(.forbidden, field: "type") }
             guard let threadID else { throw APIError(.missingField, field: "thread_id") }
-            let (thread, side) = try hub.state.participant(threadID, actor.userID)
+            let (thread, side) = try runner.chat.participant(threadID, actor.userID)
             guard side == .client else { throw APIError(.forbidden, field: "thread_id") }  // clients rate their coach
             if !skipped {
                 guard let stars else { throw APIError(.missingField, field: "stars") }
                 guard (1...5).contains(stars) else { throw APIError(.outOfRange, field: "stars") }
             }
             if let feedback, feedback.count > Self.maxFeedbackCharacters { throw APIError(.outOfRange, field: "feedback") }
-            if let sessionID, api.server.sessions.book[sessionID]?.threadID != thread.id {
+            if let sessionID, runner.core.sessions[sessionID]?.threadID != thread.id {
                 throw APIError(.sessionNotFound, field: "session_id")
             }
             rating = RatingRecord(coachId: thread.coachID, clientId: actor.userID, stars: skipped ? nil : stars.map { Int($0) },
-                                  feedback: skipped ? nil : feedback, sessionId: sessionID, createdAt: unixNow())
+                                  feedback: skipped ? nil : feedback, sessionId: sessionID, createdAt: api.server.config.clock.now)
         } catch {
             return reply(id: id, error: error)
         }

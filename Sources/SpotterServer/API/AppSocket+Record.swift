@@ -6,32 +6,56 @@ import SpotterProtocol
 /// coach's dashboard, and meal histories and feeds.
 extension AppSocket {
     static func registerRecordCommands(_ table: inout CommandTable) {
-        changes(&table, ChallengeCreateCommand.self, RecordDesk.createChallenge)
-        changes(&table, ChallengeCheckCommand.self, RecordDesk.checkTask)
-        changes(&table, CheckInSubmitCommand.self, RecordDesk.submitCheckIn)
-        changes(&table, CheckInCommentCommand.self, RecordDesk.comment)
-        changes(&table, MeasurementAddCommand.self, RecordDesk.addMeasurement)
-        changes(&table, GoalSetCommand.self, RecordDesk.setGoal)
+        table.on(ChallengeCreateCommand.self) { socket, body, id in socket.changeRecord(.createChallenge(body), id: id) }
+        table.on(ChallengeCheckCommand.self) { socket, body, id in socket.changeRecord(.checkTask(body), id: id) }
+        table.on(CheckInSubmitCommand.self) { socket, body, id in socket.submitCheckIn(body, id: id) }
+        table.on(CheckInCommentCommand.self) { socket, body, id in socket.changeRecord(.comment(body), id: id) }
+        table.on(MeasurementAddCommand.self) { socket, body, id in socket.changeRecord(.addMeasurement(body), id: id) }
+        table.on(GoalSetCommand.self) { socket, body, id in socket.changeRecord(.setGoal(body), id: id) }
         table.on(DashboardCommand.self) { socket, body, id in
-            socket.answer(id: id, socket.api.server.records.dashboard(body, by: socket.actor.userID, now: unixNow()))
+            socket.answer(id: id, socket.runner.core.dashboard(body, by: socket.actor.userID, socket.runner.context()))
         }
         table.on(ChallengeTemplateCommand.self) { socket, body, id in
-            socket.answer(id: id, socket.api.server.records.template(body, by: socket.actor.userID, now: unixNow()))
+            socket.answer(id: id, socket.runner.core.template(body, by: socket.actor.userID, socket.runner.context()))
         }
         table.on(MealsCommand.self) { socket, body, id in socket.meals(body, id: id) }
         table.on(RecordCommand.self) { socket, body, id in
-            socket.answer(id: id, socket.api.server.records.read(body, by: socket.actor.userID, now: unixNow()))
+            let budget = ReplyPage.budget(outbound: socket.api.server.config.maxOutboundBytes)
+            socket.answer(id: id, socket.runner.core.recordPage(body, by: socket.actor.userID, socket.runner.context(), budget: budget))
         }
     }
 
-    /// A change of the record: the desk's rule for it, run as the socket's user now, replying to the frame's id.
-    private static func changes<C: SocketCommandBody>(
-        _ table: inout CommandTable, _ type: C.Type,
-        _ rule: @escaping @Sendable (RecordDesk) -> (C, String, Int64, @escaping RecordDesk.Reply) -> Void
-    ) {
-        table.on(type) { socket, body, id in
-            rule(socket.api.server.records)(body, socket.actor.userID, unixNow(), socket.replier(id: id))
+    /// A change of the record, decided by the core as the socket's user, replying to the frame's id.
+    private func changeRecord(_ change: RecordChange, id: String) {
+        runner.run(.record(userID: actor.userID, change), reply: replier(id: id))
+    }
+
+    /// A check-in's photos must be images uploaded to its thread: they are read off the loop first, then the core
+    /// decides (a thread the client cannot write to is refused before anything is read).
+    private func submitCheckIn(_ command: CheckInSubmitCommand, id: String) {
+        do throws(APIError) {
+            _ = try runner.core.writableThread(command.threadId, of: actor.userID, as: .client)
+        } catch {
+            return reply(id: id, error: error)
         }
+        let refs = [command.photos?.front, command.photos?.side, command.photos?.back].compactMap { $0 }
+        let attachments = api.services.attachments
+        let threadID = command.threadId ?? ""
+        api.server.loop.runBlocking({ blockingResult { () throws -> Set<String> in
+            var images = Set<String>()
+            for ref in refs {
+                if let found = try attachments.find(ids: [ref], threadID: threadID)?.first, found.type.hasPrefix("image/") {
+                    images.insert(ref)
+                }
+            }
+            return images
+        } }, then: { [weak self] (result: Result<Set<String>, APIError>) in
+            guard let self else { return }
+            switch result {
+            case .success(let images): changeRecord(.submitCheckIn(command, images: images), id: id)
+            case .failure(let error): reply(id: id, error: error)
+            }
+        })
     }
 
     /// `meals`: the client's meal history, or the coach's feed across every current client, from the log.
@@ -41,19 +65,19 @@ extension AppSocket {
         let threads: [ChatThread]
         if let threadID = command.threadId {
             do {
-                threads = [try hub.state.participant(threadID, actor.userID).0]
+                threads = [try runner.chat.participant(threadID, actor.userID).0]
             } catch {
                 return reply(id: id, error: error)
             }
         } else if actor.role == .client {
-            threads = hub.state.threads(of: actor.userID).filter { $0.clientID == actor.userID }
+            threads = runner.chat.threads(of: actor.userID).filter { $0.clientID == actor.userID }
         } else if actor.role == .coach {
-            threads = hub.state.threads(of: actor.userID).filter { $0.coachID == actor.userID && $0.active }
+            threads = runner.chat.threads(of: actor.userID).filter { $0.coachID == actor.userID && $0.active }
         } else {
             return reply(id: id, error: APIError(.forbidden, field: "type"))
         }
         let byNo = Dictionary(uniqueKeysWithValues: threads.map { ($0.no, (id: $0.id, client: $0.clientID)) })
-        let log = hub.log
+        let log = runner.log
         let before = command.before
         let budget = ReplyPage.budget(outbound: api.server.config.maxOutboundBytes)
         runAndReplyJSON(id: id) { () -> String in

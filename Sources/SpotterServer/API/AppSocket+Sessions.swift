@@ -7,15 +7,20 @@ extension AppSocket {
         table.on(SessionCreateCommand<Invite>.self) { socket, body, id in socket.createSession(body, id: id) }
         table.on(SessionCreateCommand<CallRequest>.self) { socket, body, id in socket.createSession(body, id: id) }
         table.on(SessionActCommand.self) { socket, body, id in
-            socket.api.server.sessions.act(body, by: socket.actor.userID, now: unixNow(), reply: socket.replier(id: id))
+            socket.runner.run(.actOnSession(userID: socket.actor.userID, sessionID: body.sessionId, action: body.action,
+                                            start: body.start, reason: body.reason), reply: socket.replier(id: id))
         }
         table.on(SessionsCommand.self) { socket, body, id in
-            socket.answer(id: id, socket.api.server.sessions.list(body, by: socket.actor.userID, now: unixNow()))
+            let budget = ReplyPage.budget(outbound: socket.api.server.config.maxOutboundBytes)
+            socket.answer(id: id, socket.runner.core.sessionsPage(body, by: socket.actor.userID,
+                                                                  now: socket.api.server.config.clock.now, budget: budget))
         }
     }
 
     func createSession<Mark>(_ command: SessionCreateCommand<Mark>, id: String) {
-        api.server.sessions.create(command, by: actor.userID, now: unixNow(), reply: replier(id: id))
+        runner.run(.createSession(userID: actor.userID, invite: Mark.self == Invite.self, threadID: command.threadId,
+                                  start: command.start, minutes: command.durationMinutes, purpose: command.purpose),
+                   reply: replier(id: id))
     }
 
     /// A reply to `id` from a result's JSON or error.

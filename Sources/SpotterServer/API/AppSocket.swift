@@ -19,7 +19,7 @@ import WebSocket
 /// events wait in a buffer, and every event at or below the last cursor
 /// sent is dropped.
 final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
-    unowned let api: API
+    let api: API
     let actor: Actor
     /// The session (refresh-token family) the socket's token belongs to: it
     /// follows `auth.refresh`, and revoking it closes the socket (4003).
@@ -49,7 +49,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     /// When this socket last forwarded typing, per thread (loop ms).
     var lastTyping: [String: UInt64] = [:]
 
-    var hub: MessagingHub { api.server.hub }
+    var runner: CoreRunner { api.server.runner }
 
     /// `cursor` from the connect URL: replay from it before going live, so
     /// no live event can slip in between the hello and a `resume`.
@@ -72,7 +72,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     func opened(on connection: Connection) {
         self.connection = connection
         api.server.outbound.add(connection, account: actor.userID)
-        hub.attach(self)
+        runner.attach(self)
         withUser { [self] user in
             guard let user else {
                 connection.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "account not found")
@@ -80,11 +80,11 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             }
             if !languageChosen, let saved = Language(rawValue: user.language) { language = saved }
             // Threads and the cursor come from the chat state, which the log keeps current: nothing else to read.
-            let cursor = hub.state.lastPos(of: actor.userID)
+            let cursor = runner.chat.lastPos(of: actor.userID)
             lastSentCursor = cursor
             send(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor).jsonText)
             // A metered client's quota comes next (`--tiers`; a value, not a logged event), then the replay.
-            hub.quotaView(actor.userID) { [weak self] view in
+            runner.quotaView(actor.userID) { [weak self] view in
                 guard let self else { return }
                 if let view { send(QuotaEvent(quota: view).jsonText) }
                 if let resumeCursor {
@@ -113,11 +113,11 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     }
 
     func closed(on connection: Connection) {
-        hub.detach(self)
+        runner.detach(self)
     }
 
     func tick(on connection: Connection) {
-        let now = unixNow()
+        let now = api.services.clock.now
         if now >= expiresAt {
             connection.close(CloseCode(SpotterCloseCode.tokenExpired), reason: "token expired")
         } else if !warned, now >= expiresAt - api.server.config.tokenExpiryWarningSeconds {
@@ -183,8 +183,8 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1))
             return
         }
-        if let threadID = (command as? any ThreadScoped)?.threadId, hub.mustReadThread(threadID) {
-            hub.readThread(threadID) { [self] error in
+        if let threadID = (command as? any ThreadScoped)?.threadId, runner.mustReadThread(threadID) {
+            runner.readThread(threadID) { [self] error in
                 if let error { return reply(id: id, error: error) }
                 dispatch(command, id: id)
             }
@@ -222,7 +222,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         }, then: { [self] result in
             switch result {
             case .success(.session(let session, let familyID)):
-                expiresAt = unixNow() + Int64(session.expiresIn)
+                expiresAt = api.services.clock.now + Int64(session.expiresIn)
                 sessionID = familyID
                 warned = false
                 send(Reply.ok(id: id, resultJSON: JSON.encode(SocketRefreshResult(session: session, expiresAt: expiresAt))))

@@ -42,7 +42,7 @@ extension AppSocket {
 }
 
 /// A command that names the thread it acts on: in a cluster the socket makes sure this process knows the thread
-/// before the command runs (`MessagingHub.readThread`).
+/// before the command runs (`CoreRunner.readThread`).
 protocol ThreadScoped {
     var threadId: String? { get }
 }

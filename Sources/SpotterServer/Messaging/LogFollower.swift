@@ -1,4 +1,5 @@
 import EventLoop
+import Logging
 import SpotterBroker
 import SpotterCore
 import SpotterPorts
@@ -11,11 +12,14 @@ import SpotterPorts
 /// other processes' publications on the broker's log stream, and the store, read when a position is missing
 /// for longer than `patience` (a publication lost, a writer that died after its commit) or, every second and
 /// after the broker reconnects, after the last one handed on (the newest records lost). `LogSequencer` puts them
-/// in position order, each once. A record of another process is applied through the hub (`applyFollowed`) and
+/// in position order, each once. A record of another process is applied by the core (`CoreRunner.applyFollowed`) and
 /// its events are made here for this process's subscribers only: the broker carries no logged events between
 /// processes (`ClusterBroker.sharesLoggedEvents` is off), only presence and typing.
 final class LogFollower {
-    unowned let hub: MessagingHub
+    private weak var runner: CoreRunner?
+    private let loop: Loop
+    private let logger: Logger
+    private let metrics: ServerMetrics
     let broker: any ClusterBroker
     let log: any FollowableLog
     private var sequencer: LogSequencer
@@ -36,8 +40,11 @@ final class LogFollower {
     static let readLimit = 2000
 
 
-    init(hub: MessagingHub, broker: any ClusterBroker, log: any FollowableLog, position: Int64, patience: UInt64 = 40) {
-        self.hub = hub
+    init(runner: CoreRunner, broker: any ClusterBroker, log: any FollowableLog, position: Int64, patience: UInt64 = 40) {
+        self.runner = runner
+        loop = runner.loop
+        logger = runner.logger
+        metrics = runner.metrics
         self.broker = broker
         self.log = log
         self.patience = patience
@@ -49,14 +56,15 @@ final class LogFollower {
 
     func start(loop: Loop) throws {
         broker.sharesLoggedEvents = false
-        try broker.followLog { [unowned self] text in received(text) }
+        try broker.followLog { [weak self] text in self?.received(text) }
         let previous = broker.connectionChanged
-        broker.connectionChanged = { [unowned self] up in
+        broker.connectionChanged = { [weak self] up in
             previous?(up)
+            guard let self else { return }
             if up { readStore(after: sequencer.applied, through: nil) }  // what was published while we were away
         }
         let timer = Timer(loop: loop)
-        timer.start(after: LogFollower.tickMilliseconds, repeat: LogFollower.tickMilliseconds) { [unowned self] in tick() }
+        timer.start(after: LogFollower.tickMilliseconds, repeat: LogFollower.tickMilliseconds) { [weak self] in self?.tick() }
         timer.unref()  // following alone does not keep a stopping server's loop running
         self.timer = timer
         readStore(after: sequencer.applied, through: nil)  // committed between the load and the subscription
@@ -80,45 +88,46 @@ final class LogFollower {
 
     /// The events a command made for its committed record: delivered when the record's turn comes, or at once if
     /// it came already (read back from the store before the commit's completion reached the loop).
-    func publish(_ record: ChatRecord, events: [(userID: String, payload: String)]) {
-        if record.pos <= sequencer.applied && !ownWaiting.contains(record.pos) {
-            deliver(record.pos, events)
+    func publish(cursor: Int64, events: [(userID: String, payload: String)]) {
+        if cursor <= sequencer.applied && !ownWaiting.contains(cursor) {
+            deliver(cursor, events)
         } else {
-            held[record.pos, default: []].append(contentsOf: events)
+            held[cursor, default: []].append(contentsOf: events)
         }
     }
 
     private func received(_ text: String) {
         guard let records = LogStreamCodec.decode(text) else {
-            hub.server.logger.warning("unreadable batch on the log stream; reading the store instead")
+            logger.warning("unreadable batch on the log stream; reading the store instead")
             return
         }
         receive(records)
     }
 
     private func receive(_ records: [ChatRecord]) {
-        ready.append(contentsOf: sequencer.receive(records, now: hub.server.loop.nowMilliseconds))
+        ready.append(contentsOf: sequencer.receive(records, now: loop.nowMilliseconds))
         drain()
     }
 
     // MARK: - Applying, in order
 
     private func drain() {
-        // While the hub sets its state back from the store, records wait: applied now they would go to a state
+        guard let runner else { return }
+        // While the runner sets its state back from the store, records wait: applied now they would go to a state
         // about to be replaced. So everything applied before is in the store's snapshot, and what waited is
         // applied on top of it (`recovered`).
-        while !pausedForThreads, !hub.reloading, readyIndex < ready.count {
+        while !pausedForThreads, !runner.isRecovering, readyIndex < ready.count {
             let record = ready[readyIndex]
             if ownWaiting.remove(record.pos) != nil {
                 deliver(record.pos, held.removeValue(forKey: record.pos) ?? [])
             } else {
                 // Another process's record (or one of ours read back before its completion: applying twice
                 // changes nothing, and sockets drop a cursor they sent).
-                if hub.state.thread(no: record.threadNo) == nil {
+                if runner.chat.thread(no: record.threadNo) == nil {
                     return loadThread(record.threadNo)
                 }
-                hub.server.metrics.followedRecords.increment()
-                let events = hub.applyFollowed(record)
+                metrics.followedRecords.increment()
+                let events = runner.applyFollowed(record)
                 deliver(record.pos, events + (held.removeValue(forKey: record.pos) ?? []))
             }
             readyIndex += 1
@@ -129,7 +138,7 @@ final class LogFollower {
         }
     }
 
-    /// The hub's state agrees with the store again: what waited is applied on top of it.
+    /// The runner's state agrees with the store again: what waited is applied on top of it.
     func recovered() {
         drain()
     }
@@ -138,23 +147,24 @@ final class LogFollower {
     private func loadThread(_ no: Int64) {
         pausedForThreads = true
         let log = log
-        hub.server.loop.runBlocking({ Result { try log.threads(nos: [no]) } }, then: { [self] result in
+        loop.runBlocking({ Result { try log.threads(nos: [no]) } }, then: { [weak self] result in
+            guard let self else { return }
             switch result {
             case .success(let (rows, names)):
-                hub.learn(rows, names)
+                runner?.learn(rows, names)
                 if rows.isEmpty {
                     // Not in the store either (a thread made outside the log): its records concern no one here.
-                    hub.server.logger.warning("followed a record of an unknown thread; skipped", metadata: ["thread": "\(no)"])
+                    logger.warning("followed a record of an unknown thread; skipped", metadata: ["thread": "\(no)"])
                     readyIndex += 1
                 }
                 pausedForThreads = false
                 drain()
             case .failure(let error):
-                hub.server.logger.error("could not read a followed thread; trying again", metadata: ["error": "\(error)"])
-                let retry = Timer(loop: hub.server.loop)
-                retry.start(after: 200, repeat: 0) { [unowned self] in
+                logger.error("could not read a followed thread; trying again", metadata: ["error": "\(error)"])
+                let retry = Timer(loop: loop)
+                retry.start(after: 200, repeat: 0) { [weak self] in
                     retry.close()
-                    loadThread(no)
+                    self?.loadThread(no)
                 }
             }
         })
@@ -162,7 +172,7 @@ final class LogFollower {
 
     private func deliver(_ cursor: Int64, _ events: [(userID: String, payload: String)]) {
         for (userID, payload) in events {
-            broker.publish(userID: userID, cursor: cursor, frame: MessagingHub.frame(cursor: cursor, payload: payload))
+            broker.publish(userID: userID, cursor: cursor, frame: CoreRunner.frame(cursor: cursor, payload: payload))
         }
     }
 
@@ -170,9 +180,9 @@ final class LogFollower {
 
     private func tick() {
         ticks += 1
-        hub.server.metrics.followWaiting.record(sequencer.waitingCount)
-        if let gap = sequencer.gap(now: hub.server.loop.nowMilliseconds, patience: patience) {
-            hub.server.metrics.followGapReads.increment()
+        metrics.followWaiting.record(sequencer.waitingCount)
+        if let gap = sequencer.gap(now: loop.nowMilliseconds, patience: patience) {
+            metrics.followGapReads.increment()
             readStore(after: gap.after, through: gap.through)
         } else if ticks % Int(1000 / LogFollower.tickMilliseconds) == 0 {
             readStore(after: sequencer.applied, through: nil)
@@ -184,14 +194,14 @@ final class LogFollower {
         reading = true
         let log = log
         let limit = LogFollower.readLimit
-        hub.server.loop.runBlocking({ Result { try log.recordsAfter(after, through: through, limit: limit) } }, then: { [self] result in
+        loop.runBlocking({ Result { try log.recordsAfter(after, through: through, limit: limit) } }, then: { [self] result in
             reading = false
             switch result {
             case .success(let records):
                 receive(records)
                 if records.count == limit { readStore(after: sequencer.applied, through: through) }  // more behind
             case .failure(let error):
-                hub.server.logger.warning("could not read the log to follow it; trying again", metadata: ["error": "\(error)"])
+                logger.warning("could not read the log to follow it; trying again", metadata: ["error": "\(error)"])
             }
         })
     }

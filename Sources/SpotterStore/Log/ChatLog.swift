@@ -176,7 +176,7 @@ public final class ChatLog: Sendable {
             for row in rows {
                 let seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(seq), 0) FROM log WHERE threadNo = ?"),
                                              arguments: [row.no]) ?? 0
-                records.append(ChatRecord(kind: .link, threadNo: row.no, side: .client, seq: seq, a: row.active ? 1 : 0, at: now))
+                records.append(CoachingCore.linkRecord(threadNo: row.no, lastSeq: seq, active: row.active, now: now))
             }
             let positions = try insert(db, records)
             for index in records.indices { records[index].pos = positions[index] }

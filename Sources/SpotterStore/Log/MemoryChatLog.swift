@@ -14,6 +14,8 @@ public final class MemoryChatLog: ChatLogEngine {
         var halted = false
         /// The next append fails (for tests of the halt).
         var failNext = false
+        /// Durable consumers' saved positions, by name.
+        var consumers: [String: Int64] = [:]
     }
     private let state = Mutex(State())
 
@@ -137,6 +139,26 @@ public final class MemoryChatLog: ChatLogEngine {
                 $0.threadNo == threadNo && $0.isThreadMessage && $0.seq < (beforeSeq ?? Int64.max)
             }.prefix(max(limit, 0)))
         }
+    }
+}
+
+extension MemoryChatLog: ConsumableLog {
+    public func newestPosition() throws -> Int64 {
+        state.withLock { Int64($0.records.count) }
+    }
+
+    public func recordsAfter(_ pos: Int64, through: Int64?, limit: Int) throws -> [ChatRecord] {
+        state.withLock { state in
+            Array(state.records.dropFirst(Int(max(pos, 0))).prefix { $0.pos <= (through ?? .max) }.prefix(max(limit, 0)))
+        }
+    }
+
+    public func consumerPosition(_ name: String) throws -> Int64? {
+        state.withLock { $0.consumers[name] }
+    }
+
+    public func saveConsumerPosition(_ name: String, _ position: Int64) throws {
+        state.withLock { $0.consumers[name] = max($0.consumers[name] ?? position, position) }
     }
 }
 

@@ -1,0 +1,62 @@
+import EventLoop
+import SpotterProtocol
+import WebSocket
+
+extension Connection {
+    /// Called by the server's sweep timer once a second.
+    func sweep(now: UInt64) {
+        if let deadline = closeDeadline {
+            if now >= deadline {
+                // What is still unsent will not be read: a reset frees the kernel's copy at once too.
+                if tcp.queuedBytes > 0 || tcp.kernelQueuedBytes > 0 { tcp.resetAndClose() } else { tcp.close() }
+            }
+            return
+        }
+        let silentMs = now &- lastHeard
+        guard case .webSocket(let endpoint) = phase else {
+            if let started = requestStartedAt, !awaitingResponse,
+               now &- started >= UInt64(server.config.requestTimeoutSeconds) * 1000 {
+                requestTimedOut()
+            } else if silentMs >= UInt64(server.config.idleTimeoutSeconds) * 1000 {
+                tcp.close()
+            }
+            return
+        }
+        // A ping always comes first; the peer then has the rest of the idle
+        // timeout to answer, however late the sweep ran.
+        let pingMs = UInt64(server.config.effectivePingIntervalSeconds) * 1000
+        let idleMs = UInt64(server.config.idleTimeoutSeconds) * 1000
+        if let sentAt = pingSentAt {
+            if now &- sentAt >= idleMs - min(pingMs, idleMs - 1000) {
+                server.metrics.idleTimeouts.increment()
+                close(.goingAway, reason: "idle timeout")
+                closeDeadline = now + 1000  // a silent peer will not answer the handshake
+                return
+            }
+        } else if silentMs >= pingMs {
+            pingSentAt = now
+            sendMessage(.ping, UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        if case .webSocket = phase { endpoint.tick(on: self) }
+    }
+}
+
+extension HTTPError {
+    /// A bounded label for metrics.
+    static func metricReason(_ status: Int) -> String {
+        switch status {
+        case 400: return "bad_request"
+        case 401: return "unauthorized"
+        case 403: return "origin_not_allowed"
+        case 404: return "not_found"
+        case 405: return "method_not_allowed"
+        case 408: return "request_timeout"
+        case 413: return "body_too_large"
+        case 426: return "not_websocket"
+        case 431: return "head_too_large"
+        case 501: return "unsupported_encoding"
+        case 505: return "http_version"
+        default: return "other"
+        }
+    }
+}

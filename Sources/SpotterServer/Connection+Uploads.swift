@@ -1,0 +1,56 @@
+import EventLoop
+import SpotterProtocol
+import WebSocket
+
+extension Connection {
+    // MARK: - Uploads
+
+    /// Streams an admitted upload's body to a temporary file, then hands the file to the endpoint. The
+    /// request timeout still runs (the body must arrive within it); a failure or a close removes the file.
+    func receiveBody(_ request: HTTPRequest, _ admission: UploadAdmission) {
+        let sink = UploadSink(loop: server.loop, directory: admission.directory, length: admission.length)
+        upload = (request, sink, admission)
+        sink.pauseReading = { [tcp] in tcp.stopReading() }
+        sink.resumeReading = { [weak self] in if let self, parser.streamedBodyRemaining > 0 { tcp.startReading() } }
+        sink.onDone = { [weak self] result in self?.bodyReceived(result) }
+        if case .http = phase, requestStartedAt == nil { requestStartedAt = server.loop.nowMilliseconds }
+        sink.append(parser.takeStreamedBody())
+        if parser.streamedBodyRemaining == 0 { tcp.stopReading() }
+    }
+
+    func bodyReceived(_ result: Result<UploadedFile, UploadSinkError>) {
+        guard let (request, _, admission) = upload else { return }
+        upload = nil
+        requestStartedAt = nil
+        guard !tcp.isClosed, case .http = phase else {
+            admission.reservation.release()
+            if case .success(let file) = result { UploadSink.removeLeftover(file.path, loop: server.loop) }
+            return
+        }
+        switch result {
+        case .failure(let error):
+            admission.reservation.release()
+            server.logger.error("could not store an upload", metadata: ["connection": "\(id)", "error": "\(error)"])
+            send(.apiError(APIError(.internalError), .english), keepAlive: false)
+            beginClosing()
+        case .success(let file):
+            pause()
+            let loop = server.loop
+            admission.received(file) { [weak self] response in
+                admission.reservation.release()
+                UploadSink.removeLeftover(file.path, loop: loop)
+                guard let self, !self.tcp.isClosed, case .http = self.phase else { return }
+                self.answer(request, with: response)
+                self.resume()
+            }
+        }
+    }
+
+    /// The connection closed with an upload under way: its file is removed and its bytes released.
+    func endUpload() {
+        guard let (_, sink, admission) = upload else { return }
+        upload = nil
+        sink.abort()
+        admission.reservation.release()
+    }
+}

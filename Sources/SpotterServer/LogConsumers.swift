@@ -1,0 +1,216 @@
+import Dispatch
+import Logging
+import Synchronization
+import SpotterCore
+import SpotterPorts
+
+/// How the log's durable consumers poll, batch and back off (`ServerConfig.logConsumerTiming`).
+public struct LogConsumerTiming: Sendable {
+    /// How often a consumer that has caught up looks for new records: the longest a committed record waits before
+    /// it is handed on. A consumer that is behind reads its next batch at once.
+    public var pollMilliseconds = 200
+    /// Records read and handed over at once: all a consumer holds in memory, however far behind it is.
+    public var batchLimit = 256
+    /// After a failed attempt the consumer waits `pollMilliseconds`, doubled after each further failure, at most this.
+    public var maxBackoffMilliseconds = 30_000
+
+    public init() {}
+
+    /// The wait before attempt `failures + 1`.
+    func backoff(afterFailures failures: Int) -> Int {
+        let doublings = min(max(failures - 1, 0), 20)
+        return min(max(pollMilliseconds, 1) << doublings, maxBackoffMilliseconds)
+    }
+}
+
+/// Runs the log's durable consumers (`LogConsumer`), each on a thread of its own, apart from the loop and from
+/// the log's writer. A pass reads the newest committed position, then at most `batchLimit` committed records
+/// after the consumer's saved position, hands them over, and only once the consumer says they are handled saves
+/// the position past them (at least once: a crash between the two hands them over again, with the same ids).
+///
+/// The writer never waits for a consumer: consumers read what is committed, from the store, and a slow or failing
+/// one only falls behind (`spotter_log_consumer_lag`); what it holds in memory is one batch. A failure (the
+/// consumer's or the store's) leaves the position where it is and is retried after a back-off.
+///
+/// In a cluster a consumer's position is shared by every process; consumers then run only in the process that
+/// holds the timer lease (`setActive`), one reader at a time.
+final class LogConsumerRunner: Sendable {
+    private let lanes: [ConsumerLane]
+
+    init(log: any ConsumableLog, consumers: [any LogConsumer], timing: LogConsumerTiming, failPoints: FailPoints,
+         logger: Logger) {
+        precondition(Set(consumers.map(\.name)).count == consumers.count, "two log consumers share a name")
+        lanes = consumers.map { ConsumerLane(consumer: $0, log: log, timing: timing, failPoints: failPoints, logger: logger) }
+    }
+
+    /// Starts every consumer's thread.
+    func start() {
+        for lane in lanes {
+            DispatchQueue(label: "spotter.consumer.\(lane.consumer.name)").async { lane.run() }
+        }
+    }
+
+    /// Whether consumers read and deliver (in a cluster: while this process holds the timer lease).
+    func setActive(_ active: Bool) {
+        for lane in lanes { lane.setActive(active) }
+    }
+
+    /// Stops every consumer after the batch it is handling, waiting at most `timeoutMilliseconds` in all for a
+    /// consumer stuck in `deliver` (its records then come again at the next start).
+    func stop(timeoutMilliseconds: Int = 5000) -> Bool {
+        for lane in lanes { lane.requestStop() }
+        let deadline = DispatchTime.now() + .milliseconds(timeoutMilliseconds)
+        return lanes.allSatisfy { $0.finished.wait(timeout: deadline) == .success }
+    }
+
+    /// Each consumer's progress, for `/metrics`; `newest`: the newest position the caller knows is committed.
+    func progress(newest: Int64) -> [ConsumerProgress] {
+        lanes.compactMap { $0.progress(newest: newest) }
+    }
+}
+
+extension Server {
+    /// The log's durable consumers: the tap (opened here: start-up only, it blocks) and the configured ones.
+    func makeConsumers() throws -> [any LogConsumer] {
+        var list = config.logConsumers
+        if let path = config.logTapPath { list.insert(try LogTap(path: path), at: 0) }
+        return list
+    }
+
+    /// Starts the consumers' threads. In a cluster they wait for the timer lease.
+    func startConsumers(_ list: [any LogConsumer]) {
+        guard !list.isEmpty else { return }
+        let runner = LogConsumerRunner(log: storage.chat, consumers: list, timing: config.logConsumerTiming,
+                                       failPoints: config.failPoints, logger: logger)
+        runner.setActive(self.runner.holdsTimers)
+        runner.start()
+        consumers = runner
+        logger.info("log consumers started", metadata: ["consumers": "\(list.map(\.name))"])
+    }
+}
+
+/// One consumer's progress, for `/metrics`.
+struct ConsumerProgress: Equatable {
+    let name: String
+    /// Log positions between the newest committed record and the consumer's saved position.
+    let lag: Int64
+    /// Records handed to the consumer so far by this process (a record handed over again counts again).
+    let delivered: Int
+    /// Failed attempts so far (the consumer's or the store's).
+    let failures: Int
+}
+
+/// One consumer and its thread.
+final class ConsumerLane: Sendable {
+    let consumer: any LogConsumer
+    private let log: any ConsumableLog
+    private let timing: LogConsumerTiming
+    private let logger: Logger
+    /// Counted on this lane's thread only (each consumer counts its own deliveries).
+    private let failPoints: Mutex<FailPoints>
+    private let wake = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let active = Atomic<Bool>(true)
+    /// The saved position (-1 until it is known), and the newest committed position seen by the last pass.
+    private let saved = Atomic<Int64>(-1)
+    private let newestSeen = Atomic<Int64>(0)
+    private let delivered = Atomic<Int>(0)
+    private let failures = Atomic<Int>(0)
+
+    init(consumer: any LogConsumer, log: any ConsumableLog, timing: LogConsumerTiming, failPoints: FailPoints, logger: Logger) {
+        self.consumer = consumer
+        self.log = log
+        self.timing = timing
+        self.failPoints = Mutex(failPoints)
+        var logger = logger
+        logger[metadataKey: "consumer"] = "\(consumer.name)"
+        self.logger = logger
+    }
+
+    func setActive(_ value: Bool) {
+        active.store(value, ordering: .releasing)
+        if value { wake.signal() }
+    }
+
+    func requestStop() {
+        stopping.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    func progress(newest: Int64) -> ConsumerProgress? {
+        let position = saved.load(ordering: .acquiring)
+        guard position >= 0 else { return nil }
+        let head = max(newest, newestSeen.load(ordering: .acquiring))
+        return ConsumerProgress(name: consumer.name, lag: max(head - position, 0), delivered: delivered.load(ordering: .relaxed),
+                                failures: failures.load(ordering: .relaxed))
+    }
+
+    /// The lane's thread: passes until stopped.
+    func run() {
+        defer { finished.signal() }
+        var position: Int64?
+        var failed = 0
+        while !stopping.load(ordering: .acquiring) {
+            guard active.load(ordering: .acquiring) else {
+                pause(timing.pollMilliseconds)
+                continue
+            }
+            do {
+                let from = try position ?? startPosition()
+                position = from
+                let (next, more) = try pass(after: from)
+                position = next
+                failed = 0
+                if !more { pause(timing.pollMilliseconds) }
+            } catch {
+                failed += 1
+                failures.add(1, ordering: .relaxed)
+                let wait = timing.backoff(afterFailures: failed)
+                logger.warning("log consumer failed; trying again", metadata: [
+                    "error": "\(error)", "position": "\(position.map(String.init) ?? "?")", "retry_ms": "\(wait)"])
+                pause(wait)
+            }
+        }
+    }
+
+    /// The saved position, or (first run) the consumer's start, saved at once so a crash before its first batch
+    /// does not move it.
+    private func startPosition() throws -> Int64 {
+        if let known = try log.consumerPosition(consumer.name) {
+            saved.store(known, ordering: .releasing)
+            return known
+        }
+        let first = consumer.start == .oldest ? 0 : try log.newestPosition()
+        try log.saveConsumerPosition(consumer.name, first)
+        saved.store(first, ordering: .releasing)
+        logger.info("log consumer starts", metadata: ["after": "\(first)"])
+        return first
+    }
+
+    /// One batch after `position`: handed over, then the position saved past it. Returns the position saved and
+    /// whether more records are waiting.
+    private func pass(after position: Int64) throws -> (Int64, Bool) {
+        let newest = try log.newestPosition()
+        newestSeen.store(newest, ordering: .releasing)
+        guard newest > position else { return (position, false) }
+        let records = try log.recordsAfter(position, through: newest, limit: timing.batchLimit)
+        if !records.isEmpty {
+            try consumer.deliver(records.map(LogDelivery.init))
+            delivered.add(records.count, ordering: .relaxed)
+            failPoints.withLock { $0.reached(.consumerDelivered) }
+        }
+        // A full batch ends at its last record; a short one took everything through `newest` (positions there that
+        // are no record, such as an old database's placeholder, are passed over).
+        let full = records.count == timing.batchLimit
+        let next = full ? records[records.count - 1].pos : newest
+        try log.saveConsumerPosition(consumer.name, next)
+        saved.store(next, ordering: .releasing)
+        return (next, full)
+    }
+
+    /// Waits `milliseconds`, or less if woken (a stop, the lease taken).
+    private func pause(_ milliseconds: Int) {
+        _ = wake.wait(timeout: .now() + .milliseconds(milliseconds))
+    }
+}

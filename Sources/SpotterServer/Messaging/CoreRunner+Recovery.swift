@@ -1,0 +1,155 @@
+import EventLoop
+import SpotterCore
+import SpotterProtocol
+import SpotterPorts
+
+/// After a failed append the state is set back to what the store holds (the core says how much: `recovery`), and
+/// every second the views that changed are checkpointed.
+struct RecoveryState {
+    /// The threads whose records failed since the recovery began (the failed batch's, and those of the batches
+    /// queued behind it, which fail too: their seqs followed the lost ones).
+    var threads: Set<Int64> = []
+    /// Whether the recovery must rebuild everything rather than set some threads back.
+    var everything = false
+    var started = false
+}
+
+extension CoreRunner {
+    // MARK: - Recovery after a failed append
+
+    /// An append failed: writes are refused until the state agrees with the store again.
+    func failed(_ records: [ChatRecord], _ error: any Error) {
+        if !pipeline.recovering {
+            logger.error("log append failed; setting the state back from the store", metadata: ["error": "\(error)"])
+        }
+        pipeline.recovering = true
+        switch CoachingCore.recovery(after: records, clustered: follower != nil) {
+        case .everything: recovery.everything = true
+        case .threads(let nos): recovery.threads.formUnion(nos)
+        }
+        recoverWhenQuiet()
+    }
+
+    var isRecovering: Bool { pipeline.recovering }
+
+    /// Starts the recovery once every append handed to the log has come back.
+    private func recoverWhenQuiet() {
+        guard pipeline.recovering, !recovery.started, pipeline.inFlight == 0 else { return }
+        recovery.started = true
+        if recovery.everything { reload() } else { resetThreads() }
+    }
+
+    /// Sets the failed records' threads back to what the store holds (cluster mode).
+    private func resetThreads() {
+        let numbers = Array(recovery.threads)
+        recovery.threads = []
+        guard let source = follower?.log else { return reload() }
+        loop.runBlocking({ Result { try source.reloadThreads(nos: numbers) } }, then: { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let reloaded):
+                learn(reloaded.threads, reloaded.names)
+                core.reset(reloaded.threads.map { $0.makeThread() }, tail: reloaded.tail)
+                logger.notice("threads set back from the store", metadata: ["threads": "\(reloaded.threads.count)"])
+                finishRecovery()
+            case .failure(let error):
+                recovery.threads.formUnion(numbers)
+                retryRecovery(error)
+            }
+        })
+    }
+
+    /// Rebuilds the whole state from the store.
+    private func reload() {
+        recovery.threads = []
+        let log = log
+        loop.runBlocking({ Result { try log.load() } }, then: { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let loaded):
+                replaceCore(with: loaded)
+                pipeline.caughtUp(to: loaded.position)
+                recovery.everything = false
+                logger.notice("state reloaded", metadata: ["threads": "\(chat.threadCount)"])
+                finishRecovery()
+            case .failure(let error):
+                retryRecovery(error)
+            }
+        })
+    }
+
+    private func retryRecovery(_ error: any Error) {
+        logger.critical("reading the state back failed; retrying in 1 s", metadata: ["error": "\(error)"])
+        let timer = Timer(loop: loop)
+        timer.start(after: 1000, repeat: 0) { [weak self] in
+            timer.close()
+            self?.recovery.started = false
+            self?.recoverWhenQuiet()
+        }
+    }
+
+    /// The state agrees with the store: appends go on, unless more failed meanwhile.
+    private func finishRecovery() {
+        recovery.started = false
+        guard recovery.threads.isEmpty, !recovery.everything else { return recoverWhenQuiet() }
+        log.resume()
+        pipeline.recovering = false
+        follower?.recovered()
+    }
+
+    // MARK: - Checkpoints
+
+    /// Threads per checkpoint part: a part holds the appends behind it for a few milliseconds at most.
+    static let checkpointPart = 256
+
+    /// Where a checkpoint's snapshots reach: in a cluster, every record up to what was followed; alone, every
+    /// record this loop saw committed. A record still in flight when the snapshots were taken (a timer's, flushed
+    /// with them) is replayed after a restart instead of being covered by a mark its thread's view does not hold.
+    private var checkpointMark: Int64 { follower?.applied ?? pipeline.committedThrough }
+
+    /// Saves the views that changed since the last checkpoint (every second), in parts, each handed to the log
+    /// when the one before it is written.
+    func checkpoint() {
+        let through = checkpointMark
+        guard !checkpointing, !pipeline.recovering, let parts = takeCheckpointParts() else { return }
+        checkpointing = true
+        writeCheckpoint(parts, from: 0, through: through, withRecordsInFlight: pipeline.inFlight > 0)
+    }
+
+    /// At shutdown, after the loop stopped: every part at once (the writer finishes its queue before it stops).
+    func checkpointBeforeStop() {
+        let through = checkpointMark
+        guard !pipeline.recovering, let parts = takeCheckpointParts() else { return }
+        for index in parts.indices {
+            log.checkpoint(parts[index], first: index == 0, last: index == parts.count - 1, through: through) { _ in }
+        }
+    }
+
+    /// The changed threads' snapshots in parts, after handing the log every record gathered so far (the
+    /// snapshots include them, so they must be appended first); nil when nothing changed.
+    private func takeCheckpointParts() -> [[ThreadSnapshot]]? {
+        let snapshots = chat.takeDirty()
+        guard !snapshots.isEmpty else { return nil }
+        pipeline.flush()
+        let size = Self.checkpointPart
+        return stride(from: 0, to: snapshots.count, by: size).map { Array(snapshots[$0..<min($0 + size, snapshots.count)]) }
+    }
+
+    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?, withRecordsInFlight: Bool) {
+        let last = index == parts.count - 1
+        log.checkpoint(parts[index], first: index == 0, last: last, through: through, completion: loop.completion { [weak self] (result: Result<Int64, any Error>) in
+            guard let self else { return }
+            if case .failure(let error) = result {
+                logger.error("checkpoint failed; the next one saves these threads", metadata: ["error": "\(error)"])
+                for part in parts[index...] { for snapshot in part { chat.markDirty(no: snapshot.no) } }
+                checkpointing = false
+            } else if last {
+                checkpointing = false
+                failPoints.reached(.checkpoint)
+                if withRecordsInFlight { failPoints.reached(.checkpointInFlight) }
+            } else {
+                writeCheckpoint(parts, from: index + 1, through: through, withRecordsInFlight: withRecordsInFlight)
+            }
+        })
+    }
+}
