@@ -2,7 +2,11 @@
 //
 // The module graph makes DESIGN.md's diagram true: the pure modules
 // (Base64Codec, WebSocket, SpotterProtocol, SpotterCore, SpotterBroker) import
-// neither EventLoop nor SpotterStore; SpotterServer is the shell that joins them.
+// neither EventLoop nor SpotterStore; the store's ports (SpotterPorts) import no
+// engine, and each engine (SpotterStore: SQLite; SpotterPostgres) depends on the
+// ports, never on the other engine; SpotterServer is the shell that joins them.
+// (`PortsBoundaryTests` fails if SpotterPostgres depends on SpotterStore again or
+// a port imports GRDB.)
 import PackageDescription
 
 let package = Package(
@@ -52,12 +56,21 @@ let package = Package(
         // crypto they need (scrypt, HS256, random). Pure but for randomness.
         .target(name: "SpotterCore", dependencies: ["SpotterProtocol", "COpenSSL", "Base64Codec"]),
 
+        // The store's ports, with no engine in them: the log's (ChatLogEngine, ChatStore, FollowableLog, TimerLease,
+        // ConsumableLog and LogConsumer), the accounts' (AccountsEngine) and a server's storage (ServerStorage), the
+        // values they carry, and what both engines share: the SQL dialect they both speak (SQLDatabase) with the
+        // accounts' and attachments' SQL written once over it (AccountStore, AttachmentStore), the log's halt after a
+        // failed append, and the writer skeleton both engines' writers are (BatchWriter: one thread, group commit,
+        // completions after commit).
+        .target(name: "SpotterPorts", dependencies: ["SpotterCore", "SpotterProtocol"]),
+
         // SQLite through GRDB: the schema and its migrations, the group-commit writer with its checkpointer, and
-        // the SQLite engines of the log (ChatLog) and the accounts (AccountStore).
+        // the SQLite engines of the ports: the log (ChatLog), the accounts (SQLiteAccounts), a server's storage
+        // (SQLiteStorage).
         .target(
             name: "SpotterStore",
             dependencies: [
-                "SpotterCore",
+                "SpotterPorts", "SpotterCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, as GRDB exports it: the writer binds its per-message statements directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -74,11 +87,12 @@ let package = Package(
             dependencies: ["CNATS", "EventLoop", "SpotterBroker", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // The cluster store: the log (ChatLogEngine) on PostgreSQL through libpq, on its own writer thread.
+        // The cluster store: the ports (the log, the accounts, a server's storage) on PostgreSQL through libpq, on its
+        // own writer thread. It depends on the ports, not on SpotterStore: nothing of SQLite comes with it.
         .target(
             name: "SpotterPostgres",
             dependencies: [
-                "CLibPQ", "SpotterStore", "SpotterCore", "SpotterProtocol",
+                "CLibPQ", "SpotterPorts", "SpotterCore", "SpotterProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["CLUSTER.md"]
@@ -120,7 +134,7 @@ let package = Package(
         .target(
             name: "SpotterServer",
             dependencies: [
-                "EventLoop", "WebSocket", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker", "SpotterWeb",
+                "EventLoop", "WebSocket", "SpotterPorts", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker", "SpotterWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -133,7 +147,7 @@ let package = Package(
         .executableTarget(
             name: "spotter",
             dependencies: [
-                "SpotterServer", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS", "SpotterPostgres", "SpotterNATS",
+                "SpotterServer", "SpotterPorts", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS", "SpotterPostgres", "SpotterNATS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -196,7 +210,7 @@ let package = Package(
         .executableTarget(
             name: "LogBench",
             dependencies: [
-                "SpotterStore", "SpotterPostgres", "SpotterCore", "LoadSupport",
+                "SpotterPorts", "SpotterStore", "SpotterPostgres", "SpotterCore", "LoadSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "LoadTests/LogBench"
@@ -207,7 +221,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "WebSocket", "SpotterServer", "SpotterStore", "SpotterPostgres",
+                "WebSocket", "SpotterServer", "SpotterPorts", "SpotterStore", "SpotterPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
@@ -218,14 +232,14 @@ let package = Package(
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
-        .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterStore", "SpotterPostgres", "TestSupport"]),
+        .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterPorts", "SpotterStore", "SpotterPostgres", "TestSupport"]),
         .testTarget(name: "SpotterNATSTests", dependencies: ["SpotterNATS", "SpotterBroker", "EventLoop", "SpotterCore", "TestSupport"]),
-        .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterStore", "SpotterCore", "TestSupport"]),
+        .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterPorts", "SpotterCore", "TestSupport"]),
         // Several real `spotter serve` processes on one PostgreSQL and one NATS server (cluster mode).
         .testTarget(name: "SpotterClusterTests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "SpotterServerTests",
-            dependencies: ["SpotterServer", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS"]
+            dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS"]
         ),
     ]
 )

@@ -3,6 +3,7 @@ import Foundation
 import LoadSupport
 import SpotterCore
 import SpotterPostgres
+import SpotterPorts
 import SpotterStore
 
 /// The log's append path, timed without the server: the same records through the SQLite engine (`ChatLog`) and

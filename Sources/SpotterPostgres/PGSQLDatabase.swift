@@ -1,4 +1,4 @@
-import SpotterStore
+import SpotterPorts
 
 /// The PostgreSQL side of the shared SQL (`SQLDatabase`): SQLite-style `?` and `?N` parameters become `$N`, every
 /// value travels as text, and each statement is prepared once per connection.

@@ -2,7 +2,8 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import SpotterCore
-import SpotterStore
+import SpotterProtocol
+import SpotterPorts
 
 /// The log on PostgreSQL, behind the same port as the SQLite engine (`ChatLogEngine`) and held to the same
 /// conformance suite. Appends go through one writer thread (`PostgresWriter`: group commit, one transaction per
@@ -176,7 +177,7 @@ public final class PostgresChatLog: ChatStore {
     }
 
     public func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
-                             completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestRecord>, any Error>) -> Void) {
+                             completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestView>, any Error>) -> Void) {
         linkChange(now: now, { db in
             try AccountStore.linkChange(db, deciding: requestID, approve: approve, adminID: adminID, threadID: threadID, now: now)
         }, completion: completion)

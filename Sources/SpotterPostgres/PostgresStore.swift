@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SpotterStore
+import SpotterPorts
 
 /// Spotter's PostgreSQL database: the schema (migrated on open), the one writer thread every change goes through
 /// (accounts and log alike, so a link change and its `link` record are one transaction, and all of them share

@@ -1,5 +1,5 @@
 import Synchronization
-import SpotterStore
+import SpotterPorts
 
 /// The cluster's timer lease on PostgreSQL: a session-level advisory lock held by one connection of its own.
 /// PostgreSQL frees it when that connection ends, so a process that dies (kill -9, a lost machine) gives it up

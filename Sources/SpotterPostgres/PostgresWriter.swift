@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SpotterStore
+import SpotterPorts
 
 /// What one writer batch's jobs share: the connection, inside the batch transaction, and the next log position.
 ///
@@ -32,105 +32,73 @@ final class PGBatch {
     var savedPosition: Int64 { next }
 }
 
-/// One thread that owns writes to PostgreSQL, as `StoreWriter` does for SQLite: jobs submitted while a batch
-/// transaction runs are committed together in the next one (group commit), each in its own savepoint (a job that
-/// throws rolls back only itself), and completions run on the writer thread, in submission order, only after the
-/// batch COMMITTED. If the connection is lost, every job of the batch fails with a connection error (the outcome
-/// of a COMMIT in flight is unknown: the caller must not acknowledge it, and a retry must be idempotent); the
-/// next batch reconnects.
-public final class PostgresWriter: @unchecked Sendable {
+/// One thread that owns writes to PostgreSQL, as `StoreWriter` does for SQLite: the writer skeleton
+/// (`BatchWriter`: jobs submitted while a batch transaction runs are committed together in the next one, and
+/// completions run on the writer thread, in submission order, only after the batch COMMITTED) with PostgreSQL's
+/// batch: each job in its own savepoint (a job that throws rolls back only itself). If the connection is lost,
+/// every job of the batch fails with a connection error (the outcome of a COMMIT in flight is unknown: the caller
+/// must not acknowledge it, and a retry must be idempotent); the next batch reconnects.
+public final class PostgresWriter: Sendable {
     /// Taken by every batch transaction (pg_advisory_xact_lock): batches of all processes commit in turn.
     static let appendLock: Int64 = 0x5370_6f74_7465_72  // "Spotter"
 
-    private let condition = NSCondition()
-    private var queue: [any PGJob] = []
-    private var stopping = false
-    private var stopped = false
-    private var thread: Thread?
-    private var batches = 0
-    private var jobs = 0
-    private var connection: PGConnection?
-    private let url: String
-    private let maxBatch: Int
-    private let logger: Logger
+    private let writer: BatchWriter<PostgresBatchCommitter>
 
     /// Connects at once (a bad URL or an unreachable server throws here, at start, not at the first write).
     public init(url: String, maxBatch: Int = 512, logger: Logger = Logger(label: "spotter.postgres")) throws {
-        self.url = url
-        self.maxBatch = max(1, maxBatch)
-        self.logger = logger
-        self.connection = try PGConnection(url: url)
-        let thread = Thread { [self] in run() }
-        thread.name = "spotter.postgres.writer"
-        self.thread = thread
-        thread.start()
+        let committer = PostgresBatchCommitter(connection: try PGConnection(url: url), url: url, logger: logger)
+        writer = BatchWriter(name: "spotter.postgres.writer", maxBatch: maxBatch, committer: committer,
+                             refusedAfterStop: PostgresError(sqlState: nil, message: "the writer is stopped"),
+                             neverRan: PostgresError(sqlState: nil, message: "the job did not run"))
     }
 
     /// Thread-safe. `work` runs on the writer thread inside the batch transaction.
     func submit<T: Sendable>(_ work: @escaping (PGBatch) throws -> T,
                              completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        condition.lock()
-        guard !stopping else {
-            condition.unlock()
-            completion(.failure(PostgresError(sqlState: nil, message: "the writer is stopped")))
-            return
-        }
-        queue.append(Job(work: work, completion: completion))
-        condition.signal()
-        condition.unlock()
+        writer.submit(work, completion: completion)
     }
 
     /// Runs `work` in the next batch and waits until that batch committed (the blocking form of `submit`, for a
     /// request's worker thread; never the event loop or the writer thread). `afterCommit` runs on the writer
     /// thread after the commit, in commit order, before this returns.
     func perform<T: Sendable>(_ work: @escaping (PGBatch) throws -> T, afterCommit: @escaping @Sendable (T) -> Void) throws -> T {
-        condition.lock()
-        let writerThread = thread
-        condition.unlock()
-        precondition(Thread.current !== writerThread, "PostgresWriter.perform on the writer thread would wait for itself")
-        let done = ResultWaiter<T>()
-        submit(work) { result in
-            if case .success(let value) = result { afterCommit(value) }
-            done.finish(result)
-        }
-        return try done.wait().get()
+        try writer.perform(work, afterCommit: afterCommit)
     }
 
-    /// Batches committed and the jobs in them, so far (metrics).
-    var totals: (batches: Int, jobs: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (batches, jobs)
-    }
+    /// Batches committed and the jobs whose work succeeded in them, so far (metrics).
+    var totals: (batches: Int, jobs: Int) { writer.totals }
 
     /// Finishes queued jobs, then stops the thread and closes the connection. Idempotent.
     public func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        stopping = true
-        condition.broadcast()
-        if let thread, Thread.current === thread { return }
-        while !stopped { condition.wait() }
+        writer.stop()
+    }
+}
+
+/// PostgreSQL's batch: one transaction under the append lock, each job in its own savepoint, on the writer's
+/// connection (reopened after it broke). Used on the writer thread.
+private final class PostgresBatchCommitter: BatchCommitter {
+    private var connection: PGConnection?
+    private let url: String
+    private let logger: Logger
+
+    init(connection: PGConnection, url: String, logger: Logger) {
+        self.connection = connection
+        self.url = url
+        self.logger = logger
     }
 
-    private func run() {
-        while let batch = nextBatch() {
-            var failure: (any Error)?
-            do {
-                try commit(batch, on: try usableConnection())
-            } catch {
-                failure = error
-                if let connection, !connection.isBroken { _ = try? connection.exec("ROLLBACK") }
-                logger.error("postgres batch did not commit", metadata: ["error": "\(error)", "jobs": "\(batch.count)"])
-            }
-            if failure == nil {
-                condition.lock()
-                batches += 1
-                jobs += batch.count
-                condition.unlock()
-            }
-            for job in batch { job.finish(batchError: failure) }
+    func commit(_ jobs: [WriterJob<PGBatch>]) -> BatchOutcome {
+        do {
+            try commit(jobs, on: try usableConnection())
+            return BatchOutcome(ran: jobs.count, error: nil)
+        } catch {
+            if let connection, !connection.isBroken { _ = try? connection.exec("ROLLBACK") }
+            logger.error("postgres batch did not commit", metadata: ["error": "\(error)", "jobs": "\(jobs.count)"])
+            return BatchOutcome(ran: jobs.count, error: error)
         }
+    }
+
+    func close() {
         connection = nil
     }
 
@@ -138,17 +106,17 @@ public final class PostgresWriter: @unchecked Sendable {
     /// a wake-up, which at small batches cost more than the rows): BEGIN, the lock and the next position in one;
     /// a job's savepoint released and the next one taken in one; none at all for a batch of one job, whose
     /// failure is the transaction's.
-    private func commit(_ batch: [any PGJob], on connection: PGConnection) throws {
-        let isolated = batch.count > 1
+    private func commit(_ jobs: [WriterJob<PGBatch>], on connection: PGConnection) throws {
+        let isolated = jobs.count > 1
         let start = try connection.execSimple("""
             BEGIN; SELECT pg_advisory_xact_lock(\(PostgresWriter.appendLock)); \(isolated ? "SAVEPOINT job;" : "")
             SELECT COALESCE(MAX(pos), 0) FROM log
             """)
         let context = PGBatch(connection: connection, next: (Int64(start.scalar ?? "0") ?? 0) + 1)
-        for (index, job) in batch.enumerated() {
+        for (index, job) in jobs.enumerated() {
             if isolated && index > 0 { try connection.execSimple("RELEASE SAVEPOINT job; SAVEPOINT job") }
             let saved = context.savedPosition
-            job.run(context)
+            try? job.run(context)  // a job's error is its own: kept for its completion
             guard !job.succeeded, isolated else { continue }
             context.rewind(to: saved)
             if !connection.isBroken { _ = try? connection.execSimple("ROLLBACK TO SAVEPOINT job") }
@@ -166,57 +134,6 @@ public final class PostgresWriter: @unchecked Sendable {
         connection = fresh
         logger.notice("postgres writer reconnected")
         return fresh
-    }
-
-    private func nextBatch() -> [any PGJob]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !stopping { condition.wait() }
-        if queue.isEmpty {
-            stopped = true
-            thread = nil
-            condition.broadcast()
-            return nil
-        }
-        let count = min(queue.count, maxBatch)
-        let batch = Array(queue[..<count])
-        queue.removeFirst(count)
-        return batch
-    }
-}
-
-private protocol PGJob {
-    /// Runs the work (inside the batch transaction; the writer takes the savepoints) and keeps its result.
-    func run(_ batch: PGBatch)
-    var succeeded: Bool { get }
-    func finish(batchError: (any Error)?)
-}
-
-private final class Job<T: Sendable>: PGJob {
-    let work: (PGBatch) throws -> T
-    let completion: @Sendable (Result<T, any Error>) -> Void
-    var result: Result<T, any Error>?
-
-    init(work: @escaping (PGBatch) throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        self.work = work
-        self.completion = completion
-    }
-
-    func run(_ batch: PGBatch) {
-        result = Result { try work(batch) }
-    }
-
-    var succeeded: Bool {
-        if case .success = result { return true }
-        return false
-    }
-
-    func finish(batchError: (any Error)?) {
-        if let batchError {
-            completion(.failure(batchError))
-        } else {
-            completion(result ?? .failure(PostgresError(sqlState: nil, message: "the job did not run")))
-        }
     }
 }
 

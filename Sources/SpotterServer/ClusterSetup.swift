@@ -1,6 +1,6 @@
 import EventLoop
 import SpotterBroker
-import SpotterStore
+import SpotterPorts
 
 /// What makes a process one of a cluster (`spotter serve --store postgres://… --broker nats://…`): the broker
 /// between processes, made on the loop's thread when the server starts; the shared log the process follows; and

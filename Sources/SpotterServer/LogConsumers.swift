@@ -2,7 +2,7 @@ import Dispatch
 import Logging
 import Synchronization
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 
 /// How the log's durable consumers poll, batch and back off (`ServerConfig.logConsumerTiming`).
 public struct LogConsumerTiming: Sendable {

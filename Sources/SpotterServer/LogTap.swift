@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import Logging
 import SpotterCore
 import SpotterBroker
 import SpotterProtocol
+import SpotterPorts
 import SpotterStore
 import SpotterWeb
 import WebSocket

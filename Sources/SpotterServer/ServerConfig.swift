@@ -1,5 +1,5 @@
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 
 /// Everything `spotter serve` can be told. Defaults suit a phone app talking
 /// to one server; each limit says why it is what it is.

@@ -13,7 +13,8 @@ import Glibc
 /// thread afterwards: GRDB blocks while SQLite works. Later features reach
 /// it through the store's writer thread.
 public final class Store: Sendable {
-    public let writer: any DatabaseWriter
+    /// GRDB's connections: the engine's own (the package's tests reach them too), never part of a port.
+    package let writer: any DatabaseWriter
     /// How many times a server has started on this database, this start included.
     public let runNumber: Int64?
     /// The database file (nil in memory).

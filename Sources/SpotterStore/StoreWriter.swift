@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
+import SpotterPorts
 
-/// One dedicated thread that owns writes. Jobs submitted while a transaction runs are committed together in the
-/// next one (group commit): durability costs one commit (one WAL fsync with synchronous=FULL) per batch, not per
+/// One dedicated thread that owns writes to SQLite: the writer skeleton (`BatchWriter`: queue, thread, group
+/// commit, completions after commit) with SQLite's batch. Jobs submitted while a transaction runs are committed
+/// together in the next one: durability costs one commit (one WAL fsync with synchronous=FULL) per batch, not per
 /// job.
 ///
 /// Each job runs in its own SAVEPOINT inside the batch transaction, so a job that throws rolls back only itself;
@@ -14,161 +16,110 @@ import GRDB
 /// commits do not do it.
 ///
 /// Call `stop()` before dropping the writer: the thread keeps the writer alive until then.
-public final class StoreWriter: @unchecked Sendable {
-    // Everything below `condition` is guarded by it.
-    private let condition = NSCondition()
-    private var queue: [any WriterJob] = []
-    private var stopping = false
-    private var stopped = false
-    private var batches = 0
-    private var jobs = 0
-    private var thread: Thread?
-
-    private let store: Store
-    private let maxBatch: Int
-    private let onRollback: @Sendable () -> Void
+public final class StoreWriter: Sendable {
+    private let writer: BatchWriter<SQLiteBatch>
     private let checkpointer: Checkpointer?
 
-    /// `onRollback` runs on the writer thread whenever something it wrote did not stick: after a job's savepoint
-    /// rolled back (the job threw) and after a batch that did not commit: a cache of what the writer wrote would
-    /// drop its contents there. No caller passes one today (the log engines keep no writer-side cache).
-    public init(store: Store, maxBatch: Int = 512, onRollback: @escaping @Sendable () -> Void = {}) {
-        self.store = store
-        self.maxBatch = max(maxBatch, 1)
-        self.onRollback = onRollback
+    public init(store: Store, maxBatch: Int = 512) {
         // Without a checkpoint connection (it could not open) the writer's automatic checkpoint does the work.
-        self.checkpointer = store.path.flatMap { try? Checkpointer(path: $0) }
-        let thread = Thread { [self] in self.run() }
-        thread.name = "spotter.store.writer"
-        self.thread = thread
-        thread.start()
+        let checkpointer = store.path.flatMap { try? Checkpointer(path: $0) }
+        self.checkpointer = checkpointer
+        writer = BatchWriter(name: "spotter.store.writer", maxBatch: maxBatch,
+                             committer: SQLiteBatch(store: store, checkpointer: checkpointer),
+                             refusedAfterStop: StoreWriterError.stopped, neverRan: StoreWriterError.transactionAborted)
     }
 
     /// Thread-safe. `work` runs on the writer thread inside the batch transaction; `completion` runs on the
     /// writer thread after the batch committed (or failed). After `stop()`, the completion gets
     /// `StoreWriterError.stopped` at once, on the caller's thread.
-    public func submit<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
-                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        condition.lock()
-        guard !stopping else {
-            condition.unlock()
-            completion(.failure(StoreWriterError.stopped))
-            return
-        }
-        queue.append(Job(work: work, completion: completion))
-        condition.signal()
-        condition.unlock()
+    package func submit<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        writer.submit(work, completion: completion)
     }
 
-    /// Runs `work` in the next batch and waits until that batch committed: the blocking form of `submit`, for
-    /// callers on a thread that may wait (a request's worker thread; never the event loop, never the writer
-    /// thread itself). `afterCommit` runs on the writer thread after the commit, in commit order, before this
-    /// returns: caches of committed rows update there, so two writers cannot apply their changes out of order.
-    public func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
-                                     afterCommit: (@Sendable (T) -> Void)? = nil) throws -> T {
-        precondition(!isWriterThread, "StoreWriter.perform on the writer thread would wait for itself")
-        let done = ResultWaiter<T>()
-        submit(work) { result in
-            if case .success(let value) = result { afterCommit?(value) }
-            done.finish(result)
-        }
-        return try done.wait().get()
-    }
-
-    private var isWriterThread: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard let thread else { return false }
-        return Thread.current === thread
+    /// Runs `work` in the next batch and waits until that batch committed (`BatchWriter.perform`: never on the
+    /// event loop or the writer thread). `afterCommit` runs on the writer thread after the commit, in commit
+    /// order, before this returns.
+    package func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+                                      afterCommit: (@Sendable (T) -> Void)? = nil) throws -> T {
+        try writer.perform(work, afterCommit: afterCommit)
     }
 
     /// Finishes queued jobs, then stops the thread. Idempotent. Jobs submitted after stop get an error.
     /// Called from the writer thread itself (in a completion), it only asks the thread to stop.
     public func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        stopping = true
-        condition.broadcast()
-        if let thread, Thread.current === thread { return }
-        while !stopped { condition.wait() }
+        writer.stop()
     }
 
     /// Batches committed so far (for tests and metrics).
-    public var batchesCommitted: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return batches
-    }
+    public var batchesCommitted: Int { writer.totals.batches }
+
+    /// Jobs whose work succeeded in a committed batch.
+    public var jobsCommitted: Int { writer.totals.jobs }
 
     /// Passes of the checkpoint thread so far (0 for an in-memory store).
     public var checkpointPasses: Int { checkpointer?.passCount ?? 0 }
+}
 
-    /// Jobs whose work succeeded in a committed batch.
-    public var jobsCommitted: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return jobs
+/// SQLite's batch: one IMMEDIATE transaction, each job in its own savepoint. Used on the writer thread.
+private final class SQLiteBatch: BatchCommitter {
+    private let store: Store
+    private let checkpointer: Checkpointer?
+
+    init(store: Store, checkpointer: Checkpointer?) {
+        self.store = store
+        self.checkpointer = checkpointer
     }
 
-    // MARK: The writer thread
-
-    private func run() {
-        while let batch = nextBatch() {
-            var ran = batch.count
-            var commitError: (any Error)?
-            do {
-                try store.writer.writeWithoutTransaction { db in
-                    try db.inTransaction(.immediate) {
-                        for (index, job) in batch.enumerated() {
-                            job.run(db)
-                            if !job.succeeded { onRollback() }  // before the next job reads the cache
-                            // SQLite may abort the whole transaction on some errors (SQLITE_FULL, IOERR…).
-                            // Later jobs must not run outside it: they go back to the queue.
-                            if !db.isInsideTransaction {
-                                ran = index + 1
-                                throw StoreWriterError.transactionAborted
-                            }
+    func commit(_ jobs: [WriterJob<Database>]) -> BatchOutcome {
+        var ran = jobs.count
+        do {
+            try store.writer.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    for (index, job) in jobs.enumerated() {
+                        SQLiteBatch.runInSavepoint(job, db)
+                        // SQLite may abort the whole transaction on some errors (SQLITE_FULL, IOERR…).
+                        // Later jobs must not run outside it: they go back to the queue.
+                        if !db.isInsideTransaction {
+                            ran = index + 1
+                            throw StoreWriterError.transactionAborted
                         }
-                        return .commit
                     }
+                    return .commit
                 }
-            } catch {
-                commitError = error
             }
-            if commitError != nil { onRollback() }
-            let completed = batch[..<ran]
-            if ran < batch.count {
-                condition.lock()
-                queue.insert(contentsOf: batch[ran...], at: 0)
-                condition.unlock()
-            }
-            if commitError == nil {
-                let succeeded = completed.filter(\.succeeded).count
-                condition.lock()
-                batches += 1
-                jobs += succeeded
-                condition.unlock()
-            }
-            for job in completed { job.finish(commitError: commitError) }
+        } catch {
+            return BatchOutcome(ran: ran, error: error)
         }
+        return BatchOutcome(ran: ran, error: nil)
+    }
+
+    func close() {
         checkpointer?.stop()
     }
 
-    /// Waits for jobs; nil once stopping and the queue is drained.
-    private func nextBatch() -> [any WriterJob]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !stopping { condition.wait() }
-        if queue.isEmpty {
-            stopped = true
-            thread = nil  // the thread's closure holds the writer: break the cycle as it ends
-            condition.broadcast()
-            return nil
+    /// Runs a job in its own savepoint: a job that throws rolls back only itself.
+    private static func runInSavepoint(_ job: WriterJob<Database>, _ db: Database) {
+        // Raw savepoint statements, prepared once per connection: GRDB's `inSavepoint` compiles its two
+        // statements on every call, which cost more than a small job itself.
+        do {
+            try db.cachedStatement(sql: "SAVEPOINT job").execute()
+        } catch {
+            job.fail(error)
+            return
         }
-        let count = min(queue.count, maxBatch)
-        let batch = Array(queue[..<count])
-        queue.removeFirst(count)
-        return batch
+        do {
+            try job.run(db)
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
+        } catch {
+            // Undo this job only. If SQLite already rolled the whole transaction back, the savepoint is gone
+            // and the batch loop notices.
+            if db.isInsideTransaction {
+                try? db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT job").execute()
+                try? db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
+            }
+            job.fail(error)
+        }
     }
 }
 
@@ -182,87 +133,6 @@ public enum StoreWriterError: Error, Equatable, Sendable, CustomStringConvertibl
         switch self {
         case .stopped: return "the store writer is stopped"
         case .transactionAborted: return "the batch transaction was aborted"
-        }
-    }
-}
-
-/// One result handed from a writer thread to a waiting caller (the blocking `perform` of both engines' writers).
-public final class ResultWaiter<T: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var result: Result<T, any Error>?
-
-    public init() {}
-
-    public func finish(_ result: Result<T, any Error>) {
-        condition.lock()
-        self.result = result
-        condition.signal()
-        condition.unlock()
-    }
-
-    public func wait() -> Result<T, any Error> {
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil { condition.wait() }
-        return result!
-    }
-}
-
-private protocol WriterJob {
-    /// Runs the work in its own savepoint and keeps its result.
-    func run(_ db: Database)
-    /// Whether the work returned (rather than threw).
-    var succeeded: Bool { get }
-    /// Calls the completion: with the kept result, or with `commitError` if the batch did not commit.
-    func finish(commitError: (any Error)?)
-}
-
-/// Used only on the writer thread once submitted.
-private final class Job<T: Sendable>: WriterJob {
-    let work: @Sendable (Database) throws -> T
-    let completion: @Sendable (Result<T, any Error>) -> Void
-    var result: Result<T, any Error>?
-
-    init(work: @escaping @Sendable (Database) throws -> T,
-         completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        self.work = work
-        self.completion = completion
-    }
-
-    func run(_ db: Database) {
-        // Raw savepoint statements, prepared once per connection: GRDB's `inSavepoint` compiles its two
-        // statements on every call, which cost more than a small job itself.
-        do {
-            try db.cachedStatement(sql: "SAVEPOINT job").execute()
-        } catch {
-            result = .failure(error)
-            return
-        }
-        do {
-            let value = try work(db)
-            try db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
-            result = .success(value)
-        } catch {
-            // Undo this job only. If SQLite already rolled the whole transaction back, the savepoint is gone
-            // and the batch loop notices.
-            if db.isInsideTransaction {
-                try? db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT job").execute()
-                try? db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
-            }
-            result = .failure(error)
-        }
-    }
-
-    var succeeded: Bool {
-        if case .success = result { return true }
-        return false
-    }
-
-    func finish(commitError: (any Error)?) {
-        if let commitError {
-            completion(.failure(commitError))
-        } else {
-            completion(result ?? .failure(StoreWriterError.transactionAborted))
         }
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 
 #if canImport(Glibc)
 import Glibc

@@ -6,6 +6,7 @@ import SpotterServer
 import SpotterNATS
 import SpotterPostgres
 import SpotterSMS
+import SpotterPorts
 import SpotterStore
 
 #if canImport(Glibc)

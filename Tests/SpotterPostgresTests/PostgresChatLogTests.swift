@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import SpotterCore
 import SpotterPostgres
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// What the PostgreSQL log guarantees beyond the engine contract (held by `ChatLogConformanceTests` for every

@@ -32,12 +32,14 @@ struct PostgresWriterTests {
                 done.leave()
             })
         }
-        let batchesBefore = writer.totals.batches
+        let before = writer.totals
         release.signal()
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(results.withLock { $0 } == [1: true, 2: false, 3: true])
         // The three ran in one transaction after the holding job's (which committed on its own).
-        #expect(writer.totals.batches - batchesBefore == 2)
+        #expect(writer.totals.batches - before.batches == 2)
+        // Counted as committed: the holding job and the two that stuck, not the one that rolled back.
+        #expect(writer.totals.jobs - before.jobs == 3)
         let stored = try PostgresCluster.shared().psql(String(url.split(separator: "/").last!), "SELECT id FROM note ORDER BY id")
         #expect(stored.split(separator: "\n").map(String.init) == ["1", "3"])
     }

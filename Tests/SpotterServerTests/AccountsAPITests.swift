@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 import TestSupport
 import WebSocket
 

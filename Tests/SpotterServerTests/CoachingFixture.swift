@@ -1,7 +1,7 @@
 import Foundation
 import SpotterCore
 import SpotterServer
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// Two coaches, three clients and an admin, signed in, on one test server:

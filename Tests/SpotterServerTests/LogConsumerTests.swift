@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import SpotterCore
 @testable import SpotterServer
+import SpotterPorts
 import SpotterStore
 import TestSupport
 

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import SpotterServer
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// `--log-tap`, the first durable consumer of the log, in a server: every record once, in log order, across a

@@ -3,7 +3,7 @@ import Testing
 import SpotterServer
 import TestSupport
 import GRDB
-import SpotterStore
+import SpotterPorts
 
 /// A coach and a linked client, each with a socket.
 struct ChatFixture {

@@ -3,7 +3,7 @@ import Testing
 import SpotterCore
 import SpotterProtocol
 import SpotterServer
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// The profile beyond a column: an email change confirmed by a code sent to the new address, and the avatar with

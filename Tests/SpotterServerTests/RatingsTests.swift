@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpotterServer
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// Ratings over real sockets (`--ratings`): a prompt after exactly every 10th message a client sends and after

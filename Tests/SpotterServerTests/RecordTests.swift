@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpotterServer
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// The coaching record over real sockets: every change is acknowledged once durable, reaches both participants

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// Video sessions over real sockets: invite → accept → join gating, the three conflict resolutions end to end,

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import SpotterCore
 import SpotterServer
-import SpotterStore
+import SpotterPorts
 import TestSupport
 
 /// Subscription tiers over real sockets (`--tiers`): the message quota is checked and charged in the send's own

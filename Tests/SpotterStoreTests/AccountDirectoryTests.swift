@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import SpotterPorts
+import SpotterProtocol
 @testable import SpotterStore
 
 /// Accounts as a server runs them: writes through the one store writer, committed users kept in the directory.
@@ -58,9 +60,9 @@ struct AccountDirectoryTests {
         try accounts.setLanguage(userID: "c1", "ar")
         #expect(directory.user(id: "c1")?.language == "ar")
 
-        try accounts.saveOnboarding(ClientProfileRecord(
-            userId: "c1", dateOfBirth: "1990-01-01", gender: "female", heightCm: 165, weightKg: 60, goal: "lose_weight",
-            experienceLevel: "beginner", dietaryRestrictions: [], medicalConditions: [], updatedAt: 6), now: 6)
+        try accounts.saveOnboarding(ClientProfileView(
+            clientId: "c1", dateOfBirth: "1990-01-01", age: nil, gender: "female", heightCm: 165, weightKg: 60, goal: "lose_weight",
+            experienceLevel: "beginner", dietaryRestrictions: [], medicalConditions: []), now: 6)
         #expect(directory.user(id: "c1")?.onboardingCompleted == true)
         // Re-hashing changes nothing the directory holds.
         try accounts.updatePasswordHash(userID: "c1", hash: "$scrypt$stronger")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SpotterPorts
 @testable import SpotterStore
 
 @Suite("AccountStore: persistence")

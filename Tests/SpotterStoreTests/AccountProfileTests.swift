@@ -1,5 +1,5 @@
 import Testing
-@testable import SpotterStore
+@testable import SpotterPorts
 
 /// The rest of the accounts' SQL — profile edits, email changes, avatars, tiers, passwords, ratings, API keys,
 /// load provisioning — on every engine (the server's tests cover their behaviour over HTTP on SQLite).

@@ -1,4 +1,6 @@
 import Testing
+@testable import SpotterPorts
+import SpotterProtocol
 @testable import SpotterStore
 
 /// Users, refresh tokens, OTP challenges and onboarding, on every engine of the accounts.
@@ -149,22 +151,21 @@ struct AccountStoreTests {
         let f = try AccountsFixture(backend)
         defer { f.close() }
         try makeUser(f)
-        var profile = ClientProfileRecord(userId: "u1", dateOfBirth: "1990-05-01", gender: "female", heightCm: 165,
-                                          weightKg: 70.5, goal: "Get stronger", experienceLevel: "beginner",
-                                          dietaryRestrictions: ["vegetarian", "no \"nuts\""], medicalConditions: [],
-                                          updatedAt: 100)
+        var profile = ClientProfileView(clientId: "u1", dateOfBirth: "1990-05-01", age: nil, gender: "female", heightCm: 165,
+                                        weightKg: 70.5, goal: "Get stronger", experienceLevel: "beginner",
+                                        dietaryRestrictions: ["vegetarian", "no \"nuts\""], medicalConditions: [])
         try f.accounts.saveOnboarding(profile, now: 100)
         #expect(try f.accounts.clientProfile(userID: "u1") == profile)
         #expect(try f.accounts.user(id: "u1")?.onboardingCompleted == true)
         profile.weightKg = 68
         profile.medicalConditions = ["asthma"]
-        profile.updatedAt = 200
         try f.accounts.saveOnboarding(profile, now: 200)
         #expect(try f.accounts.clientProfile(userID: "u1") == profile)
+        #expect(try f.column("SELECT updatedAt FROM clientProfile WHERE userId = 'u1'") == [200])
         let weights: [Double] = try f.column("SELECT weightKg FROM weightEntry WHERE clientId = 'u1' ORDER BY id")
         #expect(weights == [70.5, 68])
         #expect(try f.accounts.clientProfile(userID: "nobody") == nil)
-        profile.userId = "nobody"
+        profile.clientId = "nobody"
         #expect(throws: AccountStoreError.notFound) { try f.accounts.saveOnboarding(profile, now: 300) }
     }
 }

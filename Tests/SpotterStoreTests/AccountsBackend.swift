@@ -1,5 +1,6 @@
 import Testing
 import SpotterPostgres
+@testable import SpotterPorts
 @testable import SpotterStore
 import TestSupport
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import SpotterStore
+@testable import SpotterPorts
 
 /// The halt after a failed append, on its own: what runs, what is refused, and that an append submitted before a
 /// resume never runs after it (it would write a seq that follows a lost one).

@@ -4,6 +4,7 @@ import Testing
 import SpotterCore
 import SpotterPostgres
 import SpotterProtocol
+@testable import SpotterPorts
 @testable import SpotterStore
 import TestSupport
 

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import SpotterCore
+@testable import SpotterPorts
 @testable import SpotterStore
 import TestSupport
 

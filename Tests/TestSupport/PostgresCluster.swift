@@ -1,6 +1,6 @@
 import Foundation
 import SpotterPostgres
-import SpotterStore
+import SpotterPorts
 
 /// A throwaway PostgreSQL cluster for the cluster-mode tests: `initdb` into a temp directory, `pg_ctl start` on a
 /// free loopback port, one fresh database per caller, stopped (`-m immediate`) when the test process exits. Needs

@@ -3,6 +3,7 @@ import Logging
 import SpotterPostgres
 import SpotterServer
 import GRDB
+import SpotterPorts
 import SpotterStore
 
 /// Runs a real `Server` on its own thread on a free loopback port.

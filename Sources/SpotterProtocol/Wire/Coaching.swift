@@ -38,6 +38,8 @@ public struct OnboardingRequest: Codable, Sendable, Equatable {
 public struct ClientProfileView: Codable, Sendable, Equatable {
     public var clientId: String
     public var dateOfBirth: String
+    /// The client's age on the day the server answers; the store keeps only the date of birth (nil as it hands
+    /// the profile over).
     public var age: Int?
     public var gender: String
     public var heightCm: Double

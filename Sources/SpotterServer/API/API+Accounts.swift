@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// Sign-up, sign-in (email or phone code), token refresh and sign-out.

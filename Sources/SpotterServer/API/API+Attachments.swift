@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// Chat attachments over HTTP: a thread's participant uploads a JPEG, PNG or PDF to the thread

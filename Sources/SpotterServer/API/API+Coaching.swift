@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// Onboarding, choosing a coach, coach changes (admin-approved), and what a
@@ -16,14 +16,13 @@ extension API {
             medicalConditions: body.medicalConditions, today: services.clock.todayUTC)
         let services = self.services
         run(language, respond) { () -> ClientProfileView in
-            let now = services.clock.now
-            let record = ClientProfileRecord(
-                userId: actor.userID, dateOfBirth: answers.dateOfBirth, gender: answers.gender.rawValue,
+            let profile = ClientProfileView(
+                clientId: actor.userID, dateOfBirth: answers.dateOfBirth, age: nil, gender: answers.gender.rawValue,
                 heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
                 experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
-                medicalConditions: answers.medicalConditions, updatedAt: now)
-            try services.accounts.saveOnboarding(record, now: now)
-            return record.view(today: services.clock.todayUTC)
+                medicalConditions: answers.medicalConditions)
+            try services.accounts.saveOnboarding(profile, now: services.clock.now)
+            return profile.aged(today: services.clock.todayUTC)
         }
     }
 
@@ -36,7 +35,7 @@ extension API {
                 throw APIError(.forbidden)
             }
             guard let profile = try services.accounts.clientProfile(userID: clientID) else { throw APIError(.notFound) }
-            return profile.view(today: services.clock.todayUTC)
+            return profile.aged(today: services.clock.todayUTC)
         }
     }
 
@@ -86,7 +85,7 @@ extension API {
         run(status: 201, language, respond) { () -> ChangeRequestView in
             do {
                 return try services.accounts.createChangeRequest(
-                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: services.clock.now).view
+                    id: SecureRandom.uuid(), clientID: actor.userID, toCoachID: coachID, reason: reason, now: services.clock.now)
             } catch AccountStoreError.notFound {
                 throw APIError(.coachNotFound, field: "coach_id")
             }
@@ -100,7 +99,7 @@ extension API {
             throw APIError(.badRequest, field: "status")
         }
         let services = self.services
-        run(language, respond) { try services.accounts.changeRequests(status: status).map(\.view) }
+        run(language, respond) { try services.accounts.changeRequests(status: status) }
     }
 
     /// The admin's list of users: newest first, by role if asked, a page at a time.
@@ -129,7 +128,7 @@ extension API {
         runner.linkChange({ done in
             runner.log.decideChange(requestID: id, approve: approve, adminID: adminID, threadID: threadID, now: now, completion: done)
         }, reply: { result in
-            API.answer(status: 200, language, respond)(result.map(\.view))
+            API.answer(status: 200, language, respond)(result)
         })
     }
 
@@ -192,25 +191,16 @@ extension API {
     }
 }
 
-extension ClientProfileRecord {
-    /// The profile as shown, its age as of `today` ("YYYY-MM-DD").
-    func view(today: String) -> ClientProfileView {
-        ClientProfileView(
-            clientId: userId, dateOfBirth: dateOfBirth, age: Onboarding.age(dateOfBirth: dateOfBirth, today: today),
-            gender: gender, heightCm: heightCm, weightKg: weightKg, goal: goal, experienceLevel: experienceLevel,
-            dietaryRestrictions: dietaryRestrictions, medicalConditions: medicalConditions)
+extension ClientProfileView {
+    /// The profile as answered: with the client's age as of `today` ("YYYY-MM-DD"); the store keeps the date of
+    /// birth only.
+    func aged(today: String) -> ClientProfileView {
+        var answered = self
+        answered.age = Onboarding.age(dateOfBirth: dateOfBirth, today: today)
+        return answered
     }
 }
 
 extension LinkRecord {
     var view: LinkView { LinkView(clientId: clientId, coachId: coachId, threadId: threadId) }
-}
-
-extension ChangeRequestRecord {
-    var view: ChangeRequestView {
-        ChangeRequestView(
-            id: id, clientId: clientId, fromCoachId: fromCoachId, toCoachId: toCoachId, reason: reason, status: status,
-            createdAt: createdAt, decidedAt: decidedAt, clientName: names.client, fromCoachName: names.fromCoach,
-            toCoachName: names.toCoach)
-    }
 }

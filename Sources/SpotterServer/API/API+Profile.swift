@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// The profile beyond a column update: a new email address confirmed by a code sent to it, the avatar, and the

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// The server-to-server API: admins make and revoke API keys; a service holding one posts system messages into a

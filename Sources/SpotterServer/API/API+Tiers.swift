@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// Subscription tiers (`--tiers`): admins set a client's tier and read their usage. A change applies at once:

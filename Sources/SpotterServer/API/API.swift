@@ -1,7 +1,7 @@
 import EventLoop
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// The HTTP API under `/v1/`. Loop thread only: it keeps the rate limiters;

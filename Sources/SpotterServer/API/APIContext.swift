@@ -3,7 +3,7 @@ import FoundationEssentials
 import Logging
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 #if canImport(Glibc)

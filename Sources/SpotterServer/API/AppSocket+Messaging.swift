@@ -1,7 +1,7 @@
 import FoundationEssentials
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// Chat on the live socket: send, receipts, the conversation list,

@@ -1,6 +1,6 @@
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 
 /// Ratings on the live socket (`--ratings`): a client answers a `rating_prompt` with stars or skips it.
 extension AppSocket {

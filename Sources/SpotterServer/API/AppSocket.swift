@@ -1,7 +1,7 @@
 import FoundationEssentials
 import SpotterBroker
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 import SpotterProtocol
 import WebSocket
 

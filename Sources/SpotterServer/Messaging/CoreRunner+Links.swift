@@ -2,7 +2,7 @@ import EventLoop
 import SpotterBroker
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 import WebSocket
 
 /// What reaches the core from outside its commands: link changes the accounts' transaction committed, records

@@ -1,7 +1,7 @@
 import EventLoop
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 
 /// After a failed append the state is set back to what the store holds (the core says how much: `recovery`), and
 /// every second the views that changed are checkpointed.

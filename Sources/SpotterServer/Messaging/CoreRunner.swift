@@ -4,7 +4,7 @@ import Logging
 import SpotterBroker
 import SpotterCore
 import SpotterProtocol
-import SpotterStore
+import SpotterPorts
 
 /// The shell around the core (`CoachingCore`), on the loop: it builds each step's context (the clock, the people,
 /// the features), runs what the core decides — reads the log when a decision asks, commits records through the

@@ -2,7 +2,7 @@ import EventLoop
 import Logging
 import SpotterBroker
 import SpotterCore
-import SpotterStore
+import SpotterPorts
 
 /// Cluster mode: this process follows the shared log, so its memory (threads, seqs, receipts, unread, sessions,
 /// the coaching record) moves with every process's commits, and its sockets get every logged event in position

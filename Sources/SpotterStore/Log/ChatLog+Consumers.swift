@@ -1,5 +1,6 @@
 import GRDB
 import SpotterCore
+import SpotterPorts
 
 /// The SQLite log as its durable consumers read it (`ConsumableLog`): reads on GRDB's reader pool, saved
 /// positions in `logConsumer` (migration "v14-log-consumers") through the one writer.

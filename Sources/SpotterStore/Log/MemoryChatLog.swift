@@ -1,5 +1,6 @@
 import Synchronization
 import SpotterCore
+import SpotterPorts
 
 /// The log in memory: the same contract as the SQLite engine (`ChatLogEngine`), nothing durable. For tests
 /// of the messaging rules around a store, and as the reference the conformance suite holds SQLite to.

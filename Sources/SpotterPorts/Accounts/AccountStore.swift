@@ -1,22 +1,20 @@
+import SpotterProtocol
 
-/// Accounts, sessions, OTP challenges and onboarding on top of `Store`.
+/// Accounts, sessions, OTP challenges and onboarding: the accounts' SQL, written once over `SQLDatabase` and run by
+/// whichever engine the `AccountsEngine` is (SQLite's `SQLiteAccounts`, PostgreSQL's `PostgresAccounts`).
 ///
-/// Every method is synchronous and may block on SQLite: call it off the event-loop thread.
+/// Every method is synchronous and may block on the database: call it off the event-loop thread.
 /// Each mutating method runs in one transaction, so it either happens entirely or not at all;
 /// refusals (`AccountStoreError`) roll back. Only digests of refresh tokens and OTP codes are stored.
 ///
-/// In a server, writes go through the one `StoreWriter` (the thread that appends the chat log), committed in
+/// In a server, writes go through the engine's one writer (the thread that appends the chat log), committed in
 /// its next group commit, and committed user rows go into the `UserDirectory`. Without a writer (the admin
-/// command, store tests) they use GRDB's own writer connection.
+/// command, store tests) SQLite's engine uses GRDB's own writer connection.
 public struct AccountStore: Sendable {
-    /// Where the SQL runs: SQLite (`SQLiteAccounts`) or PostgreSQL (SpotterPostgres).
+    /// Where the SQL runs: SQLite (`SQLiteAccounts`, SpotterStore) or PostgreSQL (`PostgresAccounts`, SpotterPostgres).
     public let engine: any AccountsEngine
     /// Users in memory, when the store keeps them (a server does).
     public let directory: UserDirectory?
-
-    public init(_ store: Store, writer: StoreWriter? = nil, directory: UserDirectory? = nil) {
-        self.init(engine: SQLiteAccounts(database: store.writer, writer: writer), directory: directory)
-    }
 
     public init(engine: any AccountsEngine, directory: UserDirectory? = nil) {
         self.engine = engine
@@ -64,7 +62,7 @@ public struct AccountStore: Sendable {
         }, users: { [$0] })
     }
 
-    /// The user with this id: from the directory when it has them (no SQLite), else read (and kept).
+    /// The user with this id: from the directory when it has them (no database read), else read (and kept).
     public func user(id: String) throws -> UserRecord? {
         if let known = directory?.user(id: id) { return known }
         let found = try fetchUser(column: "id", value: id)
@@ -275,11 +273,12 @@ public struct AccountStore: Sendable {
 
     // MARK: Onboarding
 
-    /// Creates or replaces the client's profile, records its weight in `weightEntry` at `now`, and
-    /// marks the user's onboarding completed, in one transaction. Throws `.notFound` for an unknown user.
-    public func saveOnboarding(_ profile: ClientProfileRecord, now: Int64) throws {
+    /// Creates or replaces the client's profile (validated answers; its `age` is not stored), records its weight in
+    /// `weightEntry`, both at `now`, and marks the user's onboarding completed, in one transaction. Throws
+    /// `.notFound` for an unknown user.
+    public func saveOnboarding(_ profile: ClientProfileView, now: Int64) throws {
         _ = try write({ db -> UserRecord in
-            guard try db.fetchOne(#"SELECT 1 FROM "user" WHERE id = ?"#, [profile.userId]) != nil
+            guard try db.fetchOne(#"SELECT 1 FROM "user" WHERE id = ?"#, [profile.clientId]) != nil
             else { throw AccountStoreError.notFound }
             try db.execute("""
                 INSERT INTO clientProfile (userId, dateOfBirth, gender, heightCm, weightKg, goal, experienceLevel,
@@ -290,20 +289,21 @@ public struct AccountStore: Sendable {
                     weightKg = excluded.weightKg, goal = excluded.goal, experienceLevel = excluded.experienceLevel,
                     dietaryRestrictions = excluded.dietaryRestrictions, medicalConditions = excluded.medicalConditions,
                     updatedAt = excluded.updatedAt
-                """, [profile.userId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
+                """, [profile.clientId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
                                  profile.goal, profile.experienceLevel, JSONList.encode(profile.dietaryRestrictions),
-                                 JSONList.encode(profile.medicalConditions), profile.updatedAt])
-            try db.execute("INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)", [profile.userId, profile.weightKg, now])
-            try db.execute(#"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, [profile.userId])
-            guard let user = try Self.user(db, id: profile.userId) else { throw AccountStoreError.notFound }
+                                 JSONList.encode(profile.medicalConditions), now])
+            try db.execute("INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)", [profile.clientId, profile.weightKg, now])
+            try db.execute(#"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, [profile.clientId])
+            guard let user = try Self.user(db, id: profile.clientId) else { throw AccountStoreError.notFound }
             return user
         }, users: { [$0] })
     }
 
-    public func clientProfile(userID: String) throws -> ClientProfileRecord? {
+    /// The client's profile as stored, without an age (nil: the caller knows the day).
+    public func clientProfile(userID: String) throws -> ClientProfileView? {
         try read { db in
             try db.fetchOne("SELECT * FROM clientProfile WHERE userId = ?", [userID])
-                .map(ClientProfileRecord.init(row:))
+                .map { ClientProfileView(row: $0) }
         }
     }
 }

@@ -37,4 +37,9 @@ extension ChatLogEngine {
     }
 }
 
-extension ChatLog: ChatLogEngine {}
+public enum ChatLogError: Error, Equatable, CustomStringConvertible {
+    /// An earlier append failed; nothing more is appended until the owner has reloaded its state (`resume()`).
+    case halted
+
+    public var description: String { "the log is halted after a failed append" }
+}

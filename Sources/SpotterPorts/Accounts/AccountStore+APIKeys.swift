@@ -1,5 +1,3 @@
-import GRDB
-
 /// A key another service of the app uses to call Spotter (the server-to-server API). Only the SHA-256 of the
 /// key is stored; the key itself is shown once, when it is made.
 public struct APIKeyRecord: Sendable, Equatable {

@@ -1,8 +1,7 @@
-import GRDB
 import Synchronization
 
 /// Every user's profile row in memory, without the password hash: what a connecting socket's hello and the
-/// socket's `me` need, answered without SQLite.
+/// socket's `me` need, answered without the database.
 ///
 /// Loaded once at start; then every account write made through an `AccountStore` that holds the directory puts
 /// the row it committed, on the writer thread in commit order. A user created by another process (the admin
@@ -20,27 +19,8 @@ public final class UserDirectory: Sendable {
         self.users = Mutex(byID)
     }
 
-    /// Reads every user, row by row into the table (no intermediate arrays), without the password hashes.
-    public static func load(_ store: Store) throws -> UserDirectory {
-        let byID = try store.writer.read { db -> [String: UserRecord] in
-            let count = try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "user""#) ?? 0
-            var byID: [String: UserRecord] = [:]
-            byID.reserveCapacity(count)
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT id, role, fullName, email, phone, language, onboardingCompleted, createdAt, timeZone, tier, avatar FROM "user"
-                """)
-            while let row = try rows.next() {
-                let user = UserRecord(id: row[0], role: row[1], fullName: row[2], email: row[3], phone: row[4],
-                                      passwordHash: nil, language: row[5], onboardingCompleted: row[6], createdAt: row[7],
-                                      timeZone: row[8], tier: row[9], avatar: row[10])
-                byID[user.id] = user
-            }
-            return byID
-        }
-        return UserDirectory(byID: byID)
-    }
-
-    /// Reads every user through an accounts engine (PostgreSQL's; SQLite's start uses the cursor above).
+    /// Reads every user through an accounts engine (PostgreSQL's; SQLite's start reads with a cursor: `load(_ store:)` in
+    /// SpotterStore).
     public static func load(_ engine: any AccountsEngine) throws -> UserDirectory {
         let rows = try engine.read { db in
             try db.fetchAll("""
@@ -57,7 +37,7 @@ public final class UserDirectory: Sendable {
         return UserDirectory(byID: byID)
     }
 
-    private init(byID: [String: UserRecord]) {
+    package init(byID: [String: UserRecord]) {
         users = Mutex(byID)
     }
 
@@ -91,7 +71,7 @@ public final class UserDirectory: Sendable {
 }
 
 extension UserRecord {
-    /// The row as the directory keeps it: the password hash stays in SQLite, read only by sign-in.
+    /// The row as the directory keeps it: the password hash stays in the database, read only by sign-in.
     var withoutSecrets: UserRecord {
         var copy = self
         copy.passwordHash = nil

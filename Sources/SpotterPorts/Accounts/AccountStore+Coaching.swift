@@ -1,4 +1,4 @@
-import GRDB
+import SpotterProtocol
 
 /// Coaches, coach–client links, their threads, and coach change requests.
 ///
@@ -74,7 +74,7 @@ extension AccountStore {
     /// pending, `.notFound` if `toCoachID` is not a coach, `.conflict("same_coach")` if it is the current coach.
     @discardableResult
     public func createChangeRequest(id: String, clientID: String, toCoachID: String, reason: String?,
-                                    now: Int64) throws -> ChangeRequestRecord {
+                                    now: Int64) throws -> ChangeRequestView {
         try write { db in
             guard let current = try Self.fetchLink(clientID: clientID, db) else { throw AccountStoreError.conflict("no_coach") }
             if try db.fetchOne("SELECT 1 FROM coachChangeRequest WHERE clientId = ? AND status = 'pending'", [clientID]) != nil {
@@ -93,7 +93,7 @@ extension AccountStore {
 
     /// Requests with this status ("pending", "approved", "rejected"), or all when nil; newest first, with the
     /// people's names.
-    public func changeRequests(status: String?) throws -> [ChangeRequestRecord] {
+    public func changeRequests(status: String?) throws -> [ChangeRequestView] {
         try read { db in
             try db.fetchAll("""
                 SELECT r.*, c.fullName AS clientName, f.fullName AS fromCoachName, t.fullName AS toCoachName
@@ -102,11 +102,7 @@ extension AccountStore {
                 LEFT JOIN "user" f ON f.id = r.fromCoachId
                 LEFT JOIN "user" t ON t.id = r.toCoachId
                 WHERE CAST(?1 AS TEXT) IS NULL OR r.status = ?1 ORDER BY r.createdAt DESC, r.rowid DESC
-                """, [status]).map { row in
-                var request = ChangeRequestRecord(row: row)
-                request.names = (row["clientName"], row["fromCoachName"], row["toCoachName"])
-                return request
-            }
+                """, [status]).map { ChangeRequestView(row: $0, withNames: true) }
         }
     }
 
@@ -116,7 +112,7 @@ extension AccountStore {
     /// `.conflict("not_pending")` if it was decided already.
     @discardableResult
     public func decideChangeRequest(id: String, approve: Bool, adminID: String, threadID: String,
-                                    now: Int64) throws -> ChangeRequestRecord {
+                                    now: Int64) throws -> ChangeRequestView {
         try write { db in
             try Self.decideChangeRequest(db, id: id, approve: approve, adminID: adminID, threadID: threadID, now: now).request
         }
@@ -125,7 +121,7 @@ extension AccountStore {
     /// `decideChangeRequest` inside the caller's write transaction, with the coach the client had before
     /// (nil if none, or if the request was rejected).
     public static func decideChangeRequest(_ db: any SQLDatabase, id: String, approve: Bool, adminID: String, threadID: String,
-                                           now: Int64) throws -> (request: ChangeRequestRecord, previousCoachID: String?) {
+                                           now: Int64) throws -> (request: ChangeRequestView, previousCoachID: String?) {
         guard let request = try fetchRequest(id: id, db) else { throw AccountStoreError.notFound }
         guard request.status == "pending" else { throw AccountStoreError.conflict("not_pending") }
         var previous: String?
@@ -156,7 +152,7 @@ extension AccountStore {
     /// `decideChangeRequest` for a log engine's link change: the request and, approved, every thread between the
     /// client and the old or the new coach (their link state changed), oldest first.
     public static func linkChange(_ db: any SQLDatabase, deciding requestID: String, approve: Bool, adminID: String,
-                                  threadID: String, now: Int64) throws -> (ChangeRequestRecord, [String]) {
+                                  threadID: String, now: Int64) throws -> (ChangeRequestView, [String]) {
         let (request, previous) = try decideChangeRequest(db, id: requestID, approve: approve, adminID: adminID,
                                                           threadID: threadID, now: now)
         guard approve else { return (request, []) }
@@ -178,9 +174,9 @@ extension AccountStore {
         }
     }
 
-    private static func fetchRequest(id: String, _ db: any SQLDatabase) throws -> ChangeRequestRecord? {
+    private static func fetchRequest(id: String, _ db: any SQLDatabase) throws -> ChangeRequestView? {
         try db.fetchOne("SELECT * FROM coachChangeRequest WHERE id = ?", [id])
-            .map(ChangeRequestRecord.init(row:))
+            .map { ChangeRequestView(row: $0) }
     }
 
     private static func isCoach(_ userID: String, _ db: any SQLDatabase) throws -> Bool {

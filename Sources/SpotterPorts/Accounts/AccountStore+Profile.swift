@@ -1,5 +1,3 @@
-import GRDB
-
 /// The parts of a profile that are more than a column update: an email change that waits for a code sent to the
 /// new address, and the avatar.
 extension AccountStore {

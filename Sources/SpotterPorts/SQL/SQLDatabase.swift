@@ -1,5 +1,3 @@
-import GRDB
-
 /// One database connection inside a transaction, as the account code sees it: SQL text with `?` parameters in,
 /// rows out. SQLite (GRDB) and PostgreSQL (libpq, in SpotterPostgres) both implement it, so the accounts' SQL is
 /// written once and runs on either engine. What that SQL may use: what both dialects accept — `?` or `?N`
@@ -144,49 +142,5 @@ public struct SQLRow: Sendable {
 extension String {
     func caseInsensitiveEquals(_ other: String) -> Bool {
         utf8.count == other.utf8.count && lowercased() == other.lowercased()
-    }
-}
-
-/// The SQLite side: a GRDB connection inside its transaction. Statements are cached by SQL text.
-public struct GRDBSQLDatabase: SQLDatabase {
-    public let db: Database
-
-    public init(_ db: Database) {
-        self.db = db
-    }
-
-    public func execute(_ sql: String, _ arguments: [any SQLBindable]) throws {
-        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments.map(\.sqlValue.databaseValue)))
-    }
-
-    public func fetchAll(_ sql: String, _ arguments: [any SQLBindable]) throws -> [SQLRow] {
-        let statement = try db.cachedStatement(sql: sql)
-        let names = statement.columnNames
-        return try Row.fetchAll(statement, arguments: StatementArguments(arguments.map(\.sqlValue.databaseValue))).map { row in
-            SQLRow(names: names, values: row.databaseValues.map(SQLValue.init))
-        }
-    }
-
-    public var changes: Int { db.changesCount }
-}
-
-extension SQLValue {
-    var databaseValue: DatabaseValue {
-        switch self {
-        case .null: return .null
-        case .integer(let number): return number.databaseValue
-        case .real(let number): return number.databaseValue
-        case .text(let text): return text.databaseValue
-        }
-    }
-
-    init(_ value: DatabaseValue) {
-        switch value.storage {
-        case .null: self = .null
-        case .int64(let number): self = .integer(number)
-        case .double(let number): self = .real(number)
-        case .string(let text): self = .text(text)
-        case .blob(let data): self = .text(String(decoding: data, as: UTF8.self))
-        }
     }
 }

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import GRDB
+import SpotterProtocol
 
 /// A row of `user`. `role` is "client", "coach" or "admin"; `language` a wire language code ("en", "ar").
 public struct UserRecord: Sendable, Equatable {
@@ -55,39 +55,14 @@ public enum AccountStoreError: Error, Sendable, Equatable {
     case conflict(String)
 }
 
-/// A client's onboarding answers as stored (validated by the caller).
-public struct ClientProfileRecord: Sendable, Equatable {
-    public var userId: String
-    public var dateOfBirth: String
-    public var gender: String
-    public var heightCm: Double
-    public var weightKg: Double
-    public var goal: String
-    public var experienceLevel: String
-    public var dietaryRestrictions: [String]
-    public var medicalConditions: [String]
-    public var updatedAt: Int64
-
-    public init(userId: String, dateOfBirth: String, gender: String, heightCm: Double, weightKg: Double, goal: String,
-                experienceLevel: String, dietaryRestrictions: [String], medicalConditions: [String], updatedAt: Int64) {
-        self.userId = userId
-        self.dateOfBirth = dateOfBirth
-        self.gender = gender
-        self.heightCm = heightCm
-        self.weightKg = weightKg
-        self.goal = goal
-        self.experienceLevel = experienceLevel
-        self.dietaryRestrictions = dietaryRestrictions
-        self.medicalConditions = medicalConditions
-        self.updatedAt = updatedAt
-    }
-
+extension ClientProfileView {
+    /// A row of `clientProfile`. The age is not stored (it changes with the day): nil here, the reader fills it.
     init(row: SQLRow) {
-        self.init(userId: row["userId"], dateOfBirth: row["dateOfBirth"], gender: row["gender"],
+        self.init(clientId: row["userId"], dateOfBirth: row["dateOfBirth"], age: nil, gender: row["gender"],
                   heightCm: row["heightCm"], weightKg: row["weightKg"], goal: row["goal"],
                   experienceLevel: row["experienceLevel"],
                   dietaryRestrictions: JSONList.decode(row["dietaryRestrictions"]),
-                  medicalConditions: JSONList.decode(row["medicalConditions"]), updatedAt: row["updatedAt"])
+                  medicalConditions: JSONList.decode(row["medicalConditions"]))
     }
 }
 
@@ -130,43 +105,14 @@ public struct LinkRecord: Sendable, Equatable {
     }
 }
 
-/// A client's request to move to another coach. `status` is "pending", "approved" or "rejected".
-public struct ChangeRequestRecord: Sendable, Equatable {
-    public var id: String
-    public var clientId: String
-    public var fromCoachId: String
-    public var toCoachId: String
-    public var reason: String?
-    public var status: String
-    public var createdAt: Int64
-    public var decidedAt: Int64?
-    public var decidedBy: String?
-    /// The people's names, filled by the admin's list (`changeRequests`).
-    public var names: (client: String?, fromCoach: String?, toCoach: String?) = (nil, nil, nil)
-
-    public static func == (lhs: ChangeRequestRecord, rhs: ChangeRequestRecord) -> Bool {
-        lhs.id == rhs.id && lhs.clientId == rhs.clientId && lhs.fromCoachId == rhs.fromCoachId && lhs.toCoachId == rhs.toCoachId
-            && lhs.reason == rhs.reason && lhs.status == rhs.status && lhs.createdAt == rhs.createdAt
-            && lhs.decidedAt == rhs.decidedAt && lhs.decidedBy == rhs.decidedBy && lhs.names == rhs.names
-    }
-
-    public init(id: String, clientId: String, fromCoachId: String, toCoachId: String, reason: String?, status: String,
-                createdAt: Int64, decidedAt: Int64?, decidedBy: String?) {
-        self.id = id
-        self.clientId = clientId
-        self.fromCoachId = fromCoachId
-        self.toCoachId = toCoachId
-        self.reason = reason
-        self.status = status
-        self.createdAt = createdAt
-        self.decidedAt = decidedAt
-        self.decidedBy = decidedBy
-    }
-
-    init(row: SQLRow) {
+extension ChangeRequestView {
+    /// A row of `coachChangeRequest`, with the people's names when the query joined them (`clientName`,
+    /// `fromCoachName`, `toCoachName`). Who decided (`decidedBy`) stays in the table: nothing shows it.
+    init(row: SQLRow, withNames: Bool = false) {
         self.init(id: row["id"], clientId: row["clientId"], fromCoachId: row["fromCoachId"], toCoachId: row["toCoachId"],
-                  reason: row["reason"], status: row["status"], createdAt: row["createdAt"],
-                  decidedAt: row["decidedAt"], decidedBy: row["decidedBy"])
+                  reason: row["reason"], status: row["status"], createdAt: row["createdAt"], decidedAt: row["decidedAt"],
+                  clientName: withNames ? row["clientName"] : nil, fromCoachName: withNames ? row["fromCoachName"] : nil,
+                  toCoachName: withNames ? row["toCoachName"] : nil)
     }
 }
 

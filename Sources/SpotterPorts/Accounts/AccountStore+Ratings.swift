@@ -1,5 +1,3 @@
-import GRDB
-
 /// A client's rating of their coach (`--ratings`); `stars` nil for a skipped prompt.
 public struct RatingRecord: Sendable, Equatable {
     public var coachId: String

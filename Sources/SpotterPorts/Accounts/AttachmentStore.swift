@@ -18,10 +18,6 @@ public final class AttachmentStore: Sendable {
         self.directory = directory
     }
 
-    public convenience init(_ store: Store, writer: StoreWriter?, directory: String) {
-        self.init(engine: SQLiteAccounts(database: store.writer, writer: writer), directory: directory)
-    }
-
     public struct Saved: Sendable, Equatable {
         public var id: String
         public var type: String
