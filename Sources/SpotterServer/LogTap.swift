@@ -64,15 +64,16 @@ final class LogTap: LogConsumer {
         json.field("id", delivery.id)
         json.field("kind", kindName(record.kind))
         json.field("pos", record.pos)
-        json.field("ref", record.ref)
+        json.field("ref", record.content.columns.ref)
         json.field("seq", record.seq)
         json.field("side", record.side == .coach ? "coach" : "client")
         json.field("thread", record.threadNo)
         return json.finish()
     }
 
-    static func kindName(_ kind: ChatRecord.Kind) -> String {
+    static func kindName(_ kind: ChatRecord.Kind?) -> String {
         switch kind {
+        case nil: return "unknown"
         case .message: return "message"
         case .receipt: return "receipt"
         case .link: return "link"

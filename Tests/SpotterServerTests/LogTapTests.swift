@@ -64,7 +64,7 @@ struct LogTapTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(#"{"at":1,"id":"pos:1","kind":"mess"#.utf8).write(to: URL(fileURLWithPath: path))
         let tap = try LogTap(path: path)
-        let record = ChatRecord(pos: 1, kind: .message, threadNo: 3, side: .client, seq: 1, ref: "c\"1", body: "secret", at: 1)
+        let record = ChatRecord(pos: 1, threadNo: 3, side: .client, seq: 1, at: 1, .message(MessageRecord(clientMessageID: "c\"1", body: "secret")))
         try tap.deliver([LogDelivery(record: record)])
         let file = TapFile(path)
         #expect(file.unreadable == 1)
