@@ -54,7 +54,7 @@ extension API {
         let services = self.services
         run(language, respond) { () -> LinkView in
             guard let link = try services.accounts.link(clientID: actor.userID) else { throw APIError(.noCoachAssigned) }
-            return link.view
+            return link
         }
     }
 
@@ -72,7 +72,7 @@ extension API {
             let mapped = result.mapError { error in
                 error.code == .notFound ? APIError(.coachNotFound, field: "coach_id") : error
             }
-            API.answer(status: 201, language, respond)(mapped.map(\.view))
+            API.answer(status: 201, language, respond)(mapped)
         })
     }
 
@@ -199,8 +199,4 @@ extension ClientProfileView {
         answered.age = Onboarding.age(dateOfBirth: dateOfBirth, today: today)
         return answered
     }
-}
-
-extension LinkRecord {
-    var view: LinkView { LinkView(clientId: clientId, coachId: coachId, threadId: threadId) }
 }
