@@ -10,17 +10,10 @@ extension API {
     func saveOnboarding(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canActAsClient(actor) else { throw APIError(.forbidden) }
         let body = try JSON.decode(OnboardingRequest.self, from: request.body)
-        let answers = try Onboarding.validate(
-            dateOfBirth: body.dateOfBirth, gender: body.gender, heightCm: body.heightCm, weightKg: body.weightKg,
-            goal: body.goal, experienceLevel: body.experienceLevel, dietaryRestrictions: body.dietaryRestrictions,
-            medicalConditions: body.medicalConditions, today: services.clock.todayUTC)
+        let answers = try Onboarding.validate(body, today: services.clock.todayUTC)
         let services = self.services
         run(language, respond) { () -> ClientProfileView in
-            let profile = ClientProfileView(
-                clientId: actor.userID, dateOfBirth: answers.dateOfBirth, age: nil, gender: answers.gender.rawValue,
-                heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
-                experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
-                medicalConditions: answers.medicalConditions)
+            let profile = ClientProfileView(clientID: actor.userID, answers: answers)
             try services.accounts.saveOnboarding(profile, now: services.clock.now)
             return profile.aged(today: services.clock.todayUTC)
         }
