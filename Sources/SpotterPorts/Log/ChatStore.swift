@@ -1,3 +1,4 @@
+import SpotterCore
 import SpotterProtocol
 
 /// The log and the changes that write the accounts and the log in one transaction: what the messaging shell
