@@ -216,6 +216,8 @@ let package = Package(
             path: "LoadTests/LogBench"
         ),
 
+        // A seeded random generator (SplitMix64) for tests that replay from their seed; depends on nothing.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom"),
         // Shared test helpers: a small blocking WebSocket/HTTP client and a
         // server runner for integration tests.
         .target(
@@ -226,20 +228,21 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Base64Codec"]),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Base64Codec", "SeededRandom"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
-        .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec"]),
+        .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec", "SeededRandom"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterPorts", "SpotterStore", "SpotterPostgres", "TestSupport"]),
         .testTarget(name: "SpotterNATSTests", dependencies: ["SpotterNATS", "SpotterBroker", "EventLoop", "SpotterCore", "TestSupport"]),
-        .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterPorts", "SpotterCore", "TestSupport"]),
+        .testTarget(name: "SpotterPostgresTests", dependencies: ["SpotterPostgres", "SpotterPorts", "SpotterCore", "TestSupport", "SeededRandom"]),
         // Several real `spotter serve` processes on one PostgreSQL and one NATS server (cluster mode).
-        .testTarget(name: "SpotterClusterTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "SpotterClusterTests", dependencies: ["TestSupport", "SeededRandom"]),
         .testTarget(
             name: "SpotterServerTests",
-            dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS"]
+            dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS",
+                           "SeededRandom"]
         ),
     ]
 )

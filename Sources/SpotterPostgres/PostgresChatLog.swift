@@ -172,7 +172,7 @@ public final class PostgresChatLog: ChatStore {
     // MARK: - Link changes (accounts and log in one transaction)
 
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
-                           completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void) {
+                           completion: @escaping @Sendable (Result<LinkOutcome<LinkView>, any Error>) -> Void) {
         linkChange(now: now, { db in
             try AccountStore.linkChange(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
         }, completion: completion)

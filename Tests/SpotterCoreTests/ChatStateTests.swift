@@ -8,8 +8,8 @@ struct ChatStateTests {
     /// A coach "c" with clients "a" (thread "t1", no 1) and "b" (thread "t2", no 2, inactive).
     func makeState(warm: Bool = true) -> ChatState {
         let state = ChatState()
-        state.add(ChatThread(id: "t1", no: 1, coachID: "c", clientID: "a", createdAt: 100, active: true))
-        state.add(ChatThread(id: "t2", no: 2, coachID: "c", clientID: "b", createdAt: 200, active: false))
+        state.add(ChatThread(ThreadRow(id: "t1", no: 1, coachID: "c", clientID: "a", createdAt: 100, active: true)))
+        state.add(ChatThread(ThreadRow(id: "t2", no: 2, coachID: "c", clientID: "b", createdAt: 200, active: false)))
         state.setName("Coach", for: "c")
         state.setName("Amal", for: "a")
         if warm {

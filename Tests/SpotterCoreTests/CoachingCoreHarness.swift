@@ -87,9 +87,9 @@ final class CoreHarness {
     }
 
     static func threads() -> [ChatThread] {
-        [ChatThread(id: "t1", no: 1, coachID: "k", clientID: "a", createdAt: start - day, active: true),
-         ChatThread(id: "t2", no: 2, coachID: "k", clientID: "b", createdAt: start - day, active: true),
-         ChatThread(id: "t3", no: 3, coachID: "k0", clientID: "c", createdAt: start - 30 * day, active: false)]
+        [ChatThread(ThreadRow(id: "t1", no: 1, coachID: "k", clientID: "a", createdAt: start - day, active: true)),
+         ChatThread(ThreadRow(id: "t2", no: 2, coachID: "k", clientID: "b", createdAt: start - day, active: true)),
+         ChatThread(ThreadRow(id: "t3", no: 3, coachID: "k0", clientID: "c", createdAt: start - 30 * day, active: false))]
     }
 
     var context: CoreContext {

@@ -224,7 +224,7 @@ struct CoachingCoreTests {
         }
         #expect(lost.records.map(\.seq) == [2] && h.thread("t1").lastSeq == 2)
         // What the store holds: the thread's saved view (seq 0) and its one record after it.
-        let stored = ChatThread(id: "t1", no: 1, coachID: "k", clientID: "a", createdAt: H.start - H.day, active: true)
+        let stored = ChatThread(ThreadRow(id: "t1", no: 1, coachID: "k", clientID: "a", createdAt: H.start - H.day, active: true))
         h.core.reset([stored], tail: h.log.records)
         #expect(h.thread("t1").lastSeq == 1 && h.thread("t1").committedSeq == 1)
         #expect(!h.core.quotas.isLoaded("a") && h.core.sentEver["a"] == nil)

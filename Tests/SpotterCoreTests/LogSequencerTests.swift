@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import Testing
 import SpotterCore
 
@@ -18,7 +19,7 @@ struct LogSequencerTests {
 
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func anyOrderWithRepeatsComesOutInOrderOnce(seed: UInt64) {
-        var random = SessionBookTests.Seeded(state: seed)
+        var random = SeededGenerator(seed: seed)
         let count: Int64 = 500
         // Every record arrives once from its writer, some a second time (a fill from the store, a republish).
         var arrivals = (1...count).map(record)

@@ -80,7 +80,7 @@ struct RecordColumnsTests {
     /// moves nothing but the thread's position and makes no event.
     @Test func theRulesIgnoreAnUnknownRecord() {
         let state = ChatState()
-        let thread = state.add(ChatThread(id: "t1", no: 1, coachID: "k", clientID: "a", createdAt: 0, active: true))
+        let thread = state.add(ChatThread(ThreadRow(id: "t1", no: 1, coachID: "k", clientID: "a", createdAt: 0, active: true)))
         let record = ChatRecord(pos: 5, threadNo: 1, side: 1, seq: 0, at: 0, columns: Columns(kind: 42, a: 1, b: 1, ref: "x"))
         state.apply(record)
         #expect(thread.lastSeq == 0 && thread.active && thread.lastPos == 5)

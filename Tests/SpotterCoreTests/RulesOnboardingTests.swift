@@ -3,23 +3,20 @@ import Testing
 import SpotterProtocol
 @testable import SpotterCore
 
-/// Valid answers with one or more overridden; `today` is 2025-06-15.
+/// Valid answers with one or more overridden (`$0.goal = nil`); `today` is 2025-06-15.
+@dynamicMemberLookup
 struct Answers {
-    var dateOfBirth: String? = "1990-04-20"
-    var gender: String? = "female"
-    var heightCm: Double? = 165
-    var weightKg: Double? = 60.5
-    var goal: String? = "Lose 10kg"
-    var experienceLevel: String? = "beginner"
-    var dietaryRestrictions: [String]? = ["Vegetarian"]
-    var medicalConditions: [String]? = []
+    var request = OnboardingRequest(dateOfBirth: "1990-04-20", gender: "female", heightCm: 165, weightKg: 60.5,
+                                    goal: "Lose 10kg", experienceLevel: "beginner", dietaryRestrictions: ["Vegetarian"],
+                                    medicalConditions: [])
     var today = "2025-06-15"
 
-    func validate() throws(APIError) -> Onboarding {
-        try Onboarding.validate(dateOfBirth: dateOfBirth, gender: gender, heightCm: heightCm, weightKg: weightKg,
-                                goal: goal, experienceLevel: experienceLevel, dietaryRestrictions: dietaryRestrictions,
-                                medicalConditions: medicalConditions, today: today)
+    subscript<Value>(dynamicMember field: WritableKeyPath<OnboardingRequest, Value>) -> Value {
+        get { request[keyPath: field] }
+        set { request[keyPath: field] = newValue }
     }
+
+    func validate() throws(APIError) -> Onboarding { try Onboarding.validate(request, today: today) }
 
     func error() -> APIError? { thrownAPIError { () throws(APIError) in try validate() } }
 
@@ -102,8 +99,9 @@ struct RulesOnboardingTests {
         #expect(base.with { $0.goal = nil }.error() == APIError(.missingField, field: "goal"))
         #expect(base.with { $0.goal = " \n " }.error() == APIError(.missingField, field: "goal"))
         #expect(base.with { $0.experienceLevel = nil }.error() == APIError(.missingField, field: "experience_level"))
-        let allMissing = Answers(dateOfBirth: nil, gender: nil, heightCm: nil, weightKg: nil, goal: nil,
-                                 experienceLevel: nil, dietaryRestrictions: nil, medicalConditions: nil)
+        let allMissing = Answers(request: OnboardingRequest(dateOfBirth: nil, gender: nil, heightCm: nil, weightKg: nil,
+                                                            goal: nil, experienceLevel: nil, dietaryRestrictions: nil,
+                                                            medicalConditions: nil))
         #expect(allMissing.error() == APIError(.missingField, field: "date_of_birth"))
         #expect(allMissing.with { $0.dateOfBirth = "1990-01-01" }.error() == APIError(.missingField, field: "gender"))
     }

@@ -1,3 +1,4 @@
+import SeededRandom
 import Testing
 @testable import SpotterCore
 
@@ -206,18 +207,6 @@ struct SessionBookTests {
 
     // MARK: - The invariant under random interleavings
 
-    /// SplitMix64: the same seed gives the same run, so a failure names its seed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The simple model: every pair of sessions that hold time and share a user, compared directly.
     static func overlaps(_ sessions: [String: Session]) -> [(String, String)] {
         let holding = sessions.values.filter(\.status.holdsTime).sorted { $0.id < $1.id }
@@ -255,7 +244,7 @@ struct SessionBookTests {
     @Test("random commands from 3 coaches and 9 clients never put a user in two overlapping sessions",
           arguments: 0..<40)
     func neverOverlaps(seed: UInt64) {
-        var random = Seeded(state: seed)
+        var random = SeededGenerator(seed: seed)
         var book = SessionBook()
         var now = Self.now
         let coaches = ["K1", "K2", "K3"]

@@ -70,8 +70,7 @@ struct NATSBrokerTests {
         defer { nats.stop() }
         let a = try Node(nats.url), b = try Node(nats.url)
         defer { a.stop(); b.stop() }
-        let changes = Mutex<[String]>([])
-        b.run { broker in broker.presenceChanged = { user, online in changes.withLock { $0.append("\(user) \(online)") } } }
+        let changes = b.recordPresenceChanges()
         let first = Recorder(), second = Recorder(), onB = Recorder()
         a.run { $0.subscribe(first, userID: "u") }
         try b.waitUntil("B sees u online") { $0.isOnline("u") }
@@ -81,7 +80,7 @@ struct NATSBrokerTests {
         #expect(b.value { $0.isOnline("u") })
         a.run { $0.unsubscribe(second, userID: "u") }
         try b.waitUntil("B sees u offline") { !$0.isOnline("u") }
-        #expect(changes.withLock { $0 } == ["u true", "u false"])
+        #expect(changes.all == ["u true", "u false"])
 
         // Online on both: leaving one keeps it online everywhere, and nobody is told otherwise.
         a.run { $0.subscribe(first, userID: "v") }
@@ -95,7 +94,7 @@ struct NATSBrokerTests {
         try b.waitUntilRemote(a.nodeID, has: "v")
         b.run { $0.unsubscribe(onB, userID: "v") }
         #expect(b.value { $0.isOnline("v") })
-        #expect(changes.withLock { $0 } == ["u true", "u false", "v true"])
+        #expect(changes.all == ["u true", "u false", "v true"])
 
         // A process that joins later learns who is online already.
         let late = try Node(nats.url)
@@ -109,7 +108,7 @@ struct NATSBrokerTests {
         try late.waitUntil(timeout: 5, "the late process sees v offline after A's crash") { !$0.isOnline("v") }
         let took = Date().timeIntervalSince(died)
         #expect(took >= Double(Self.dead) / 1000 * 0.8, "offline after \(took) s: before the dead-after time")
-        #expect(changes.withLock { $0 } == ["u true", "u false", "v true", "v false"])
+        #expect(changes.all == ["u true", "u false", "v true", "v false"])
     }
 
     @Test func aCleanCloseTakesItsUsersOfflineAtOnce() throws {
@@ -133,13 +132,12 @@ struct NATSBrokerTests {
         defer { nats.stop() }
         let a = try Node(nats.url), b = try Node(nats.url)
         defer { a.stop(); b.stop() }
-        let changes = Mutex<[String]>([])
-        b.run { broker in broker.presenceChanged = { user, online in changes.withLock { $0.append("\(user) \(online)") } } }
+        let changes = b.recordPresenceChanges()
         a.run { $0.subscribe(Recorder(), userID: "s") }
         try b.waitUntilRemote(a.nodeID, has: "s")
         a.run { _ in Thread.sleep(forTimeInterval: Double(Self.dead) / 1000 * 2.4) }  // no beats; libnats stays connected
         try b.waitUntil("B relearns A's users") { $0.remoteReports(node: a.nodeID, user: "s") }
-        #expect(changes.withLock { $0 } == ["s true", "s false", "s true"])
+        #expect(changes.all == ["s true", "s false", "s true"])
         #expect(a.value { $0.isConnected })
     }
 
@@ -150,8 +148,7 @@ struct NATSBrokerTests {
         defer { nats.stop() }
         let a = try Node(nats.url), b = try Node(nats.url)
         defer { a.stop(); b.stop() }
-        let flips = Mutex(0)
-        b.run { broker in broker.presenceChanged = { _, _ in flips.withLock { $0 += 1 } } }
+        let changes = b.recordPresenceChanges()
         let users = (0..<1000).map { _ in UUID().uuidString.lowercased() }
         let recorders = users.map { _ in Recorder() }
         let before = threadCount()
@@ -169,7 +166,7 @@ struct NATSBrokerTests {
             for (user, recorder) in zip(users, recorders) { broker.unsubscribe(recorder, userID: user) }
         }
         try b.waitUntil("B sees all 1,000 offline") { broker in users.allSatisfy { !broker.isOnline($0) } }
-        #expect(flips.withLock { $0 } == 2000)
+        #expect(changes.all.count == 2000)
     }
 
     @Test func aNATSRestartIsSurvivedWithoutHelp() throws {

@@ -1,6 +1,7 @@
 import EventLoop
 import Foundation
 import SpotterBroker
+import Synchronization
 @testable import SpotterNATS
 import TestSupport
 
@@ -130,6 +131,13 @@ final class Node: @unchecked Sendable {
         try waitUntil(timeout: timeout, "\(nodeID) hears \(node) report \(user) online") { $0.remoteReports(node: node, user: user) }
     }
 
+    /// From now on, every presence change this process's broker reports, in order.
+    func recordPresenceChanges() -> PresenceChanges {
+        let changes = PresenceChanges()
+        run { broker in broker.presenceChanged = { user, online in changes.add(user: user, online: online) } }
+        return changes
+    }
+
     /// As kill -9 would: the connection goes without a goodbye and the beats stop.
     func crash() {
         run { $0.abandon() }
@@ -139,4 +147,11 @@ final class Node: @unchecked Sendable {
         run { $0.close() }
         thread.stop()
     }
+}
+
+/// Presence changes as a broker reported them, each as "user online" ("u true", "u false").
+final class PresenceChanges: Sendable {
+    private let changes = Mutex<[String]>([])
+    func add(user: String, online: Bool) { changes.withLock { $0.append("\(user) \(online)") } }
+    var all: [String] { changes.withLock { $0 } }
 }

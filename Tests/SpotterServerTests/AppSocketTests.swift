@@ -52,10 +52,7 @@ struct AppSocketTests {
         let socket = try WebSocketTestClient(
             port: server.port, path: "/v1/ws",
             headers: [("Authorization", "Bearer \(session.access)"), ("Accept-Language", "ar")])
-        _ = try socket.nextJSON()
-        socket.send(text: #"{"id":"x","type":"nope"}"#)
-        let message = (try socket.nextJSON()["error"] as? [String: Any])?["message"] as? String
-        #expect(message?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
+        #expect(try unknownCommandError(on: socket)?.hasArabic == true)
     }
 
     @Test func theSavedLanguageAppliesWhenTheAppSendsNone() throws {
@@ -67,10 +64,7 @@ struct AppSocketTests {
         let saved = try api.call("PUT", "/v1/me/language", ["language": "ar"], token: session.access)
         #expect(saved.string("language") == "ar")
         let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
-        _ = try socket.nextJSON()
-        socket.send(text: #"{"id":"x","type":"nope"}"#)
-        let message = (try socket.nextJSON()["error"] as? [String: Any])?["message"] as? String
-        #expect(message?.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } == true)
+        #expect(try unknownCommandError(on: socket)?.hasArabic == true)
     }
 
     @Test func noOrBadTokenIsRefusedBeforeTheUpgrade() throws {
@@ -88,11 +82,8 @@ struct AppSocketTests {
     /// The socket's token runs out on the server's clock: warned `tokenExpiryWarningSeconds` before, closed with
     /// 4001 at its expiry (the socket's once-a-second check sees the moved clock; nothing sleeps).
     @Test func expiringTokenIsWarnedThenClosedWith4001() throws {
-        let clock = TestClock()
-        let server = try TestServer { $0.clock = clock }
+        let (server, clock, _, socket) = try coachOnATestClock()
         defer { server.stop() }
-        let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
-        let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
         let hello = try socket.nextJSON()
         #expect(hello["expires_at"] as? Int == Int(clock.now) + 900)
         clock.advance(by: 900 - 60)
@@ -104,11 +95,8 @@ struct AppSocketTests {
     }
 
     @Test func refreshingOnTheSocketKeepsItOpen() throws {
-        let clock = TestClock()
-        let server = try TestServer { $0.clock = clock }
+        let (server, clock, session, socket) = try coachOnATestClock()
         defer { server.stop() }
-        let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
-        let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
         let hello = try socket.nextJSON()
         let firstExpiry = try #require(hello["expires_at"] as? Int)
         clock.advance(by: 900 - 60)
@@ -134,5 +122,28 @@ struct AppSocketTests {
         let revoked = try socket.nextJSON()
         #expect((revoked["error"] as? [String: Any])?["code"] as? String == "refresh_token_reused")
         #expect(try socket.awaitClose() == .some(CloseCode(4003)))
+    }
+
+    /// A server whose clock the test moves, and a coach signed up on it with their socket open (hello not read yet).
+    /// The caller stops the server.
+    private func coachOnATestClock() throws
+        -> (server: TestServer, clock: TestClock, session: (access: String, refresh: String, id: String), socket: WebSocketTestClient) {
+        let clock = TestClock()
+        let server = try TestServer { $0.clock = clock }
+        do {
+            let session = try APIClient(port: server.port).signUp(role: "coach", name: "Coach", email: "coach@example.com")
+            let socket = try WebSocketTestClient(port: server.port, path: "/v1/ws", headers: [("Authorization", "Bearer \(session.access)")])
+            return (server, clock, session, socket)
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    /// The message of the error a socket answers an unknown command with (its hello read first).
+    private func unknownCommandError(on socket: WebSocketTestClient) throws -> String? {
+        _ = try socket.nextJSON()
+        socket.send(text: #"{"id":"x","type":"nope"}"#)
+        return (try socket.nextJSON()["error"] as? [String: Any])?["message"] as? String
     }
 }

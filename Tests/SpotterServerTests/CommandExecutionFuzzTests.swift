@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import SpotterProtocol
 import Testing
 import TestSupport

@@ -20,27 +20,12 @@ struct CrashRecoveryTests {
         coachPhone.close()
 
         // Three clients send as fast as acks come back; SIGKILL lands mid-burst.
-        let acked = Mutex<[String: Int]>([:])  // client_message_id → seq
-        let group = DispatchGroup()
-        for index in 0..<3 {
-            let socket = try SpotterSocket(port: server.port, token: clients[index].access)
-            let thread = threads[index]
-            group.enter()
-            Thread.detachNewThread {
-                defer { group.leave() }
-                for n in 1...100_000 {
-                    let id = "c\(index)-\(n)"
-                    guard let reply = try? socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "burst \(n)"]),
-                          reply["ok"] as? Bool == true, let seq = (reply["result"] as? [String: Any])?["seq"] as? Int
-                    else { return }
-                    acked.withLock { $0[id] = seq }
-                }
-            }
-        }
+        let burst = MessageBurst(try (0..<3).map { index in
+            ("c\(index)", try SpotterSocket(port: server.port, token: clients[index].access), threads[index])
+        })
         Thread.sleep(forTimeInterval: 1.0)
         server.stop(signal: SIGKILL)
-        group.wait()
-        let ackedNow = acked.withLock { $0 }
+        let ackedNow = burst.waitForSenders()  // client_message_id → seq
         #expect(ackedNow.count > 30, "too few messages acknowledged before the kill: \(ackedNow.count)")
 
         server = try ServerProcess(dataDirectory: directory)
@@ -63,7 +48,7 @@ struct CrashRecoveryTests {
             // A retry after a lost ack (same id, same text) returns the original, creates nothing.
             if let last = mine.max(by: { $0.value < $1.value }) {
                 let n = last.key.split(separator: "-").last!
-                let retry = try socket.result("message.send", ["thread_id": threads[index], "client_message_id": last.key, "text": "burst \(n)"])
+                let retry = try socket.result("message.send", ["thread_id": threads[index], "client_message_id": last.key, "text": MessageBurst.text(n)])
                 #expect(retry["seq"] as? Int == last.value)
             }
         }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -33,35 +32,16 @@ struct CrashTimingTests {
         }
 
         // The clients send until the server dies at the fail point.
-        let acked = Mutex<[String: Int]>([:])  // client_message_id → seq
-        let group = DispatchGroup()
         // Three devices per client, so that sends are often in flight when a checkpoint is taken.
-        for sender in 0..<9 {
+        let burst = MessageBurst(try (0..<9).map { sender in
             let index = sender % 3, device = sender / 3
-            let socket = try SpotterSocket(port: server.port, token: clients[index].access)
-            let thread = threads[index]
-            group.enter()
-            Thread.detachNewThread {
-                defer { group.leave() }
-                for n in 1...1_000_000 {
-                    let id = "c\(index)-d\(device)-\(n)"
-                    guard let reply = try? socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "m \(n)"])
-                    else { return }
-                    if reply["ok"] as? Bool == true, let seq = (reply["result"] as? [String: Any])?["seq"] as? Int {
-                        acked.withLock { $0[id] = seq }
-                    } else if errorCode(reply) == "rate_limited" {
-                        Thread.sleep(forTimeInterval: 0.05)
-                    }
-                    if n % 50 == 0 { Thread.sleep(forTimeInterval: 0.02) }  // leave the timers room on two cores
-                }
-            }
-        }
+            return ("c\(index)-d\(device)", try SpotterSocket(port: server.port, token: clients[index].access), threads[index])
+        })
         let status = reap(server.process, timeout: 60)
         coachSocket.close()
         if status == nil { server.stop(signal: SIGKILL) }
-        group.wait()
+        let ackedBefore = burst.waitForSenders()  // client_message_id → seq
         try #require(status == SIGKILL, "the server did not reach \(point) within 60 s (status \(String(describing: status)))")
-        let ackedBefore = acked.withLock { $0 }
 
         // Back up: each thread goes on. New sends and the remaining invites' lapses take the next seqs.
         server = try ServerProcess(dataDirectory: directory)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -21,35 +20,17 @@ struct LogTapCrashTests {
         let api = APIClient(port: server.port)
         let (_, clients, threads) = try api.coachWithClients(3, domain: "tapcrash.test")
 
-        let acked = Mutex<[String: Int]>([:])  // client_message_id → seq
-        let group = DispatchGroup()
-        for index in 0..<3 {
-            let socket = try SpotterSocket(port: server.port, token: clients[index].access)
-            let thread = threads[index]
-            group.enter()
-            Thread.detachNewThread {
-                defer { group.leave() }
-                for n in 1...100_000 {
-                    let id = "c\(index)-\(n)"
-                    guard let reply = try? socket.command("message.send", ["thread_id": thread, "client_message_id": id, "text": "m \(n)"])
-                    else { return }
-                    if let seq = (reply["result"] as? [String: Any])?["seq"] as? Int {
-                        acked.withLock { $0[id] = seq }
-                    } else {
-                        Thread.sleep(forTimeInterval: 0.05)  // rate_limited
-                    }
-                }
-            }
-        }
+        let burst = MessageBurst(try (0..<3).map { index in
+            ("c\(index)", try SpotterSocket(port: server.port, token: clients[index].access), threads[index])
+        })
         if point == nil {
             Thread.sleep(forTimeInterval: 1.0)
             server.stop(signal: SIGKILL)
         }
         let status = reap(server.process, timeout: 30)
         if status == nil { server.stop(signal: SIGKILL) }
-        group.wait()
+        let ackedBefore = burst.waitForSenders()  // client_message_id → seq
         try #require(point == nil || status == SIGKILL, "the server did not reach \(point ?? "") within 30 s")
-        let ackedBefore = acked.withLock { $0 }
         #expect(ackedBefore.count > 20, "too few messages acknowledged before the kill: \(ackedBefore.count)")
 
         // Back up with the tap (named by its environment variable this time): more sends, then everything must

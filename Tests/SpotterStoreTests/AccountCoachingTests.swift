@@ -45,7 +45,7 @@ struct AccountCoachingTests {
         try Self.people(f.accounts)
         #expect(try f.accounts.link(clientID: "c1") == nil)
         let link = try f.accounts.createLink(clientID: "c1", coachID: "k1", threadID: "t1", now: 5)
-        #expect(link == LinkRecord(clientId: "c1", coachId: "k1", threadId: "t1", createdAt: 5))
+        #expect(link == LinkView(clientId: "c1", coachId: "k1", threadId: "t1"))
         #expect(try f.accounts.link(clientID: "c1") == link)
         #expect(try threadCount(f) == 1)
         #expect(throws: AccountStoreError.conflict("already_linked")) {
@@ -129,7 +129,7 @@ struct AccountCoachingTests {
         let decided = try f.accounts.decideChangeRequest(id: "r1", approve: true, adminID: "admin", threadID: "t2", now: 3)
         #expect(decided.status == "approved" && decided.decidedAt == 3)
         #expect(try f.column("SELECT decidedBy FROM coachChangeRequest WHERE id = 'r1'") == ["admin"])
-        #expect(try f.accounts.link(clientID: "c1") == LinkRecord(clientId: "c1", coachId: "k2", threadId: "t2", createdAt: 3))
+        #expect(try f.accounts.link(clientID: "c1") == LinkView(clientId: "c1", coachId: "k2", threadId: "t2"))
         #expect(try threadCount(f) == 2)   // the old thread is kept
         #expect(try f.accounts.clients(ofCoach: "k1").isEmpty)
         #expect(try f.accounts.clients(ofCoach: "k2").map(\.clientId) == ["c1"])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SpotterPorts
+import SpotterProtocol
 @testable import SpotterStore
 
 @Suite("AccountStore: persistence")
@@ -22,7 +23,7 @@ struct AccountPersistenceTests {
         #expect(try reopened.appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging", "v4-revocations", "v5-log", "v6-time-zone", "v7-sessions", "v8-tiers", "v9-ratings", "v10-attachments", "v11-record", "v12-api-keys", "v13-profile", "v14-log-consumers"])
         let accounts = AccountStore(reopened)
         #expect(try accounts.user(phone: "+966500000000")?.passwordHash == "$scrypt$h")
-        #expect(try accounts.link(clientID: "c1") == LinkRecord(clientId: "c1", coachId: "k1", threadId: "th1", createdAt: 4))
+        #expect(try accounts.link(clientID: "c1") == LinkView(clientId: "c1", coachId: "k1", threadId: "th1"))
         #expect(try accounts.isFamilyActive("f1", now: 10))
         #expect(try accounts.rotateRefreshToken(oldHash: "t1", newHash: "t2", now: 10, newExpiresAt: 2_000)
             == .rotated(userID: "c1", familyID: "f1"))

@@ -114,8 +114,8 @@ struct LogFixtureTests {
         // Every record applied to the threads as they were before the first: the saved views.
         let replayed = ChatState()
         for row in loaded.threads {
-            replayed.add(ChatThread(id: row.id, no: row.no, coachID: row.coachID, clientID: row.clientID,
-                                    createdAt: row.createdAt, active: false))
+            replayed.add(ChatThread(ThreadRow(id: row.id, no: row.no, coachID: row.coachID, clientID: row.clientID,
+                                              createdAt: row.createdAt, active: false)))
         }
         for record in try log.recordsAfter(0, through: nil, limit: 100) { replayed.apply(record) }
         for row in loaded.threads {

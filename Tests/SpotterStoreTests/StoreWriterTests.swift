@@ -28,13 +28,19 @@ private final class Gate: Sendable {
     private let entered = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
 
-    func job(_ db: Database) throws -> Int {
+    private func job(_ db: Database) throws -> Int {
         entered.signal()
         _ = released.wait(timeout: .now() + 30)
         return 0
     }
 
-    func waitUntilEntered() -> Bool { entered.wait(timeout: .now() + 30) == .success }
+    /// Submits the gate's job to `writer` and waits until the writer thread is inside it: what is submitted next
+    /// queues up behind it. False if the thread did not get there within 30 s.
+    func hold(_ writer: StoreWriter) -> Bool {
+        writer.submit(job) { _ in }
+        return entered.wait(timeout: .now() + 30) == .success
+    }
+
     func release() { released.signal() }
 }
 
@@ -79,11 +85,9 @@ struct StoreWriterTests {
         defer { cleanUp() }
         let writer = StoreWriter(store: store)
         defer { writer.stop() }
-        let gate = Gate()
-        let completions = Completions<Int64>()
+        let gate = Gate(), completions = Completions<Int64>()
         // Hold the writer so that the 2,000 jobs queue up behind the gate and must be grouped.
-        writer.submit(gate.job) { _ in }
-        #expect(gate.waitUntilEntered())
+        #expect(gate.hold(writer))
         let threads = 4, perThread = 500
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             for i in 0..<perThread {
@@ -120,10 +124,8 @@ struct StoreWriterTests {
         defer { cleanUp() }
         let writer = StoreWriter(store: store)
         defer { writer.stop() }
-        let gate = Gate()
-        let completions = Completions<Int64>()
-        writer.submit(gate.job) { _ in }
-        #expect(gate.waitUntilEntered())
+        let gate = Gate(), completions = Completions<Int64>()
+        #expect(gate.hold(writer))
         for (key, payload) in ["a", "bad", "c"].enumerated() {
             writer.submit({ db in
                 let cursor = try TestLog.append(db, user: "x", payload: payload)
@@ -148,10 +150,8 @@ struct StoreWriterTests {
         defer { cleanUp() }
         let writer = StoreWriter(store: store)
         defer { writer.stop() }
-        let gate = Gate()
-        let completions = Completions<Int64>()
-        writer.submit(gate.job) { _ in }
-        #expect(gate.waitUntilEntered())
+        let gate = Gate(), completions = Completions<Int64>()
+        #expect(gate.hold(writer))
         writer.submit({ db in try TestLog.append(db, user: "y", payload: "a") },
                       completion: { completions.record(0, $0) })
         // A deferred foreign-key violation passes its savepoint but makes the COMMIT fail.
@@ -256,10 +256,8 @@ struct StoreWriterTests {
     func stopDrainsQueue() throws {
         defer { cleanUp() }
         let writer = StoreWriter(store: store, maxBatch: 8)
-        let gate = Gate()
-        let completions = Completions<Int64>()
-        writer.submit(gate.job) { _ in }
-        #expect(gate.waitUntilEntered())
+        let gate = Gate(), completions = Completions<Int64>()
+        #expect(gate.hold(writer))
         for i in 0..<50 {
             writer.submit({ db in try TestLog.append(db, user: "d", payload: "\(i)") },
                           completion: { completions.record(i, $0) })

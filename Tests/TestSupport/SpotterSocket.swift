@@ -93,3 +93,8 @@ public final class SpotterSocket: @unchecked Sendable {
 public func errorCode(_ reply: [String: Any]) -> String? {
     (reply["error"] as? [String: Any])?["code"] as? String
 }
+
+extension String {
+    /// Whether the text has a character of the Arabic block (U+0600–U+06FF): an error worded in Arabic.
+    public var hasArabic: Bool { unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) } }
+}

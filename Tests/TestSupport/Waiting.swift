@@ -15,19 +15,6 @@ public func waitFor<T: Sendable>(_ call: (@escaping @Sendable (Result<T, any Err
     return try box.withLock { $0! }.get()
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a seeded generator, so a property test replays from its seed.
-public struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Runs `script` (sh) once the test runner has exited, however it ends (kill -9 included): a small shell
 /// process polls the runner every second. For servers the tests start (PostgreSQL, NATS).
 public func whenRunnerExits(run script: String) throws {

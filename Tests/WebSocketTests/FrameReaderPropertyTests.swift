@@ -1,3 +1,4 @@
+import SeededRandom
 import Testing
 @testable import WebSocket
 
@@ -21,7 +22,7 @@ struct FrameReaderPropertyTests {
 
     static let maxMessageBytes = 200_000
 
-    static func messageLength(_ rng: inout SplitMix64, small: Bool) -> Int {
+    static func messageLength(_ rng: inout SeededGenerator, small: Bool) -> Int {
         if small { return rng.below(5) == 0 ? 0 : rng.below(40) }
         switch rng.below(100) {
         case 0..<8: return 0
@@ -33,11 +34,11 @@ struct FrameReaderPropertyTests {
         }
     }
 
-    static func maskingKey(_ rng: inout SplitMix64) -> UInt32 {
+    static func maskingKey(_ rng: inout SeededGenerator) -> UInt32 {
         rng.chance(5) ? 0 : UInt32(truncatingIfNeeded: rng.next())
     }
 
-    static func maybeControlFrame(_ rng: inout SplitMix64, into stream: inout Stream, coverage: inout Coverage) {
+    static func maybeControlFrame(_ rng: inout SeededGenerator, into stream: inout Stream, coverage: inout Coverage) {
         guard rng.chance(30) else { return }
         let payload = rng.bytes(rng.chance(10) ? 125 : rng.below(20))
         let isPing = rng.chance(50)
@@ -49,7 +50,7 @@ struct FrameReaderPropertyTests {
     /// A stream of `messageCount` messages, each cut into 1...5 frames with
     /// pings and pongs between them, every frame masked with its own key.
     /// Some streams end with a close frame followed by junk to be ignored.
-    static func randomStream(_ rng: inout SplitMix64, messageCount: Int, small: Bool, coverage: inout Coverage) -> Stream {
+    static func randomStream(_ rng: inout SeededGenerator, messageCount: Int, small: Bool, coverage: inout Coverage) -> Stream {
         var stream = Stream()
         for _ in 0..<messageCount {
             let isText = rng.chance(50)
@@ -90,7 +91,7 @@ struct FrameReaderPropertyTests {
 
     @Test("random streams decode identically whole and split at random points")
     func randomSplits() {
-        var rng = SplitMix64(seed: 0xF4A3_E5_0001)
+        var rng = SeededGenerator(seed: 0xF4A3_E5_0001)
         var coverage = Coverage()
         var totalBytes = 0
         for round in 0..<300 {
@@ -124,7 +125,7 @@ struct FrameReaderPropertyTests {
 
     @Test("short streams decode identically split at every point and one byte at a time")
     func everySplit() {
-        var rng = SplitMix64(seed: 0xF4A3_E5_0002)
+        var rng = SeededGenerator(seed: 0xF4A3_E5_0002)
         var coverage = Coverage()
         for round in 0..<40 {
             let stream = Self.randomStream(&rng, messageCount: 1 + rng.below(3), small: true, coverage: &coverage)
@@ -140,7 +141,7 @@ struct FrameReaderPropertyTests {
 
     @Test("a client session's frames decode back through a server reader")
     func sessionEncodeRoundTrip() {
-        var rng = SplitMix64(seed: 0xF4A3_E5_0003)
+        var rng = SeededGenerator(seed: 0xF4A3_E5_0003)
         var session = WebSocketSession(role: .client, maxMessageBytes: 1 << 20, maskSeed: 42)
         var bytes: [UInt8] = []
         var expected: [WebSocketEvent] = []

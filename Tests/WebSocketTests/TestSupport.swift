@@ -1,20 +1,11 @@
 // Shared helpers for the WebSocket module tests: a seeded random generator,
 // random valid UTF-8, frame builders, and functions that feed bytes to a
 // FrameReader or an HTTPRequestParser in pieces and collect what comes out.
+import SeededRandom
 @testable import WebSocket
 
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast and deterministic, so a
-/// failing property test can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// The property tests' draws from the seeded generator (a failing test replays from its seed).
+extension SeededGenerator {
     /// A value in `0..<bound` (bound > 0); the modulo bias is irrelevant here.
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
@@ -32,7 +23,7 @@ struct SplitMix64: RandomNumberGenerator {
 
 /// Appends the UTF-8 form of one random scalar: ASCII, Arabic, other 2-, 3-
 /// (never a surrogate) and 4-byte code points, edges included.
-func appendRandomScalar(_ rng: inout SplitMix64, to out: inout [UInt8]) {
+func appendRandomScalar(_ rng: inout SeededGenerator, to out: inout [UInt8]) {
     let value: UInt32
     switch rng.below(6) {
     case 0: value = UInt32(rng.below(0x80))
@@ -48,7 +39,7 @@ func appendRandomScalar(_ rng: inout SplitMix64, to out: inout [UInt8]) {
 }
 
 /// Valid UTF-8 of at least `count` bytes (at most 3 more).
-func randomUTF8(_ rng: inout SplitMix64, atLeast count: Int) -> [UInt8] {
+func randomUTF8(_ rng: inout SeededGenerator, atLeast count: Int) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(count + 4)
     while out.count < count { appendRandomScalar(&rng, to: &out) }

@@ -44,13 +44,17 @@ public final class ChatThread {
     var recentUsedAt: UInt64 = 0
     var dirty = false
 
-    public init(id: String, no: Int64, coachID: String, clientID: String, createdAt: Int64, active: Bool) {
-        self.id = id
-        self.no = no
-        self.coachID = coachID
-        self.clientID = clientID
-        self.createdAt = createdAt
-        self.active = active
+    /// The thread as `row` holds it, its views restored.
+    public init(_ row: ThreadRow) {
+        id = row.id
+        no = row.no
+        coachID = row.coachID
+        clientID = row.clientID
+        createdAt = row.createdAt
+        active = row.active
+        restore(lastSeq: row.lastSeq, lastMessageAt: row.lastMessageAt, lastPreview: row.lastPreview, lastSide: row.lastSide,
+                lastPos: row.lastPos, coach: (row.coach.delivered, row.coach.read),
+                client: (row.client.delivered, row.client.read))
     }
 
     public func userID(_ side: Side) -> String { side == .coach ? coachID : clientID }

@@ -33,7 +33,7 @@ public struct Onboarding: Sendable, Equatable, Codable {
     /// Trimmed entries, none empty, at most 20.
     public var medicalConditions: [String]
 
-    /// Validates raw answers; `today` is "YYYY-MM-DD" (the server's current date).
+    /// Validates the answers as sent; `today` is "YYYY-MM-DD" (the server's current date).
     ///
     /// Fields are checked in this order, and the first problem is thrown with its snake_case field:
     /// - absent (or, for text, blank) required field → `.missingField`: "date_of_birth", "gender",
@@ -42,42 +42,40 @@ public struct Onboarding: Sendable, Equatable, Codable {
     /// - age, height, weight, goal length, list size or entry length outside its range → `.outOfRange`.
     /// `dietaryRestrictions` and `medicalConditions` are optional: nil means none.
     /// An unparseable `today` is a server bug and throws `.internalError`.
-    public static func validate(dateOfBirth: String?, gender: String?, heightCm: Double?, weightKg: Double?,
-                                goal: String?, experienceLevel: String?, dietaryRestrictions: [String]?,
-                                medicalConditions: [String]?, today: String) throws(APIError) -> Onboarding {
-        guard let dateOfBirth else { throw APIError(.missingField, field: "date_of_birth") }
+    public static func validate(_ answers: OnboardingRequest, today: String) throws(APIError) -> Onboarding {
+        guard let dateOfBirth = answers.dateOfBirth else { throw APIError(.missingField, field: "date_of_birth") }
         guard CalendarDate(dateOfBirth) != nil else { throw APIError(.badRequest, field: "date_of_birth") }
         guard CalendarDate(today) != nil, let age = age(dateOfBirth: dateOfBirth, today: today) else {
             throw APIError(.internalError)
         }
         guard ageRange.contains(age) else { throw APIError(.outOfRange, field: "date_of_birth") }
 
-        guard let genderText = gender?.spotterTrimmed(), !genderText.isEmpty else {
+        guard let genderText = answers.gender?.spotterTrimmed(), !genderText.isEmpty else {
             throw APIError(.missingField, field: "gender")
         }
         guard let parsedGender = Gender(rawValue: genderText.lowercased()) else {
             throw APIError(.badRequest, field: "gender")
         }
 
-        guard let heightCm else { throw APIError(.missingField, field: "height_cm") }
+        guard let heightCm = answers.heightCm else { throw APIError(.missingField, field: "height_cm") }
         guard heightRangeCm.contains(heightCm) else { throw APIError(.outOfRange, field: "height_cm") }
-        guard let weightKg else { throw APIError(.missingField, field: "weight_kg") }
+        guard let weightKg = answers.weightKg else { throw APIError(.missingField, field: "weight_kg") }
         guard weightRangeKg.contains(weightKg) else { throw APIError(.outOfRange, field: "weight_kg") }
 
-        guard let goalText = goal?.spotterTrimmed(), !goalText.isEmpty else {
+        guard let goalText = answers.goal?.spotterTrimmed(), !goalText.isEmpty else {
             throw APIError(.missingField, field: "goal")
         }
         guard TextBounds.fits(goalText, maxCharacters: maxGoalCharacters) else { throw APIError(.outOfRange, field: "goal") }
 
-        guard let levelText = experienceLevel?.spotterTrimmed(), !levelText.isEmpty else {
+        guard let levelText = answers.experienceLevel?.spotterTrimmed(), !levelText.isEmpty else {
             throw APIError(.missingField, field: "experience_level")
         }
         guard let level = ExperienceLevel(rawValue: levelText.lowercased()) else {
             throw APIError(.badRequest, field: "experience_level")
         }
 
-        let diet = try cleanList(dietaryRestrictions, field: "dietary_restrictions")
-        let medical = try cleanList(medicalConditions, field: "medical_conditions")
+        let diet = try cleanList(answers.dietaryRestrictions, field: "dietary_restrictions")
+        let medical = try cleanList(answers.medicalConditions, field: "medical_conditions")
         return Onboarding(dateOfBirth: dateOfBirth, gender: parsedGender, heightCm: heightCm, weightKg: weightKg,
                           goal: goalText, experienceLevel: level, dietaryRestrictions: diet,
                           medicalConditions: medical)
@@ -104,6 +102,16 @@ public struct Onboarding: Sendable, Equatable, Codable {
         }
         guard cleaned.count <= maxListEntries else { throw APIError(.outOfRange, field: field) }
         return cleaned
+    }
+}
+
+extension ClientProfileView {
+    /// The profile that validated answers make for `clientID` (no age: the server adds it as it answers).
+    public init(clientID: String, answers: Onboarding) {
+        self.init(clientId: clientID, dateOfBirth: answers.dateOfBirth, age: nil, gender: answers.gender.rawValue,
+                  heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
+                  experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
+                  medicalConditions: answers.medicalConditions)
     }
 }
 

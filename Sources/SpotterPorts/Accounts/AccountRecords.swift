@@ -90,21 +90,6 @@ public struct ClientListing: Sendable, Equatable {
     }
 }
 
-/// A client's link to their coach and the thread between them.
-public struct LinkRecord: Sendable, Equatable {
-    public var clientId: String
-    public var coachId: String
-    public var threadId: String
-    public var createdAt: Int64
-
-    public init(clientId: String, coachId: String, threadId: String, createdAt: Int64) {
-        self.clientId = clientId
-        self.coachId = coachId
-        self.threadId = threadId
-        self.createdAt = createdAt
-    }
-}
-
 extension ChangeRequestView {
     /// A row of `coachChangeRequest`, with the people's names when the query joined them (`clientName`,
     /// `fromCoachName`, `toCoachName`). Who decided (`decidedBy`) stays in the table: nothing shows it.

@@ -23,7 +23,7 @@ extension AccountStore {
     }
 
     /// The client's link to its coach, with their thread; nil when the client has no coach.
-    public func link(clientID: String) throws -> LinkRecord? {
+    public func link(clientID: String) throws -> LinkView? {
         try read { db in try Self.fetchLink(clientID: clientID, db) }
     }
 
@@ -31,12 +31,12 @@ extension AccountStore {
     /// has one, in which case that thread is kept. Throws `.conflict("already_linked")` if the client has
     /// a coach, `.notFound` if `coachID` is not a coach or `clientID` is not a user.
     @discardableResult
-    public func createLink(clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
+    public func createLink(clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkView {
         try write { db in try Self.createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now) }
     }
 
     /// `createLink` inside the caller's write transaction (the messaging writer, which logs the change).
-    public static func createLink(_ db: any SQLDatabase, clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkRecord {
+    public static func createLink(_ db: any SQLDatabase, clientID: String, coachID: String, threadID: String, now: Int64) throws -> LinkView {
         guard try isCoach(coachID, db), try userExists(clientID, db) else { throw AccountStoreError.notFound }
         if try fetchLink(clientID: clientID, db) != nil { throw AccountStoreError.conflict("already_linked") }
         try db.execute("INSERT INTO coachClientLink (clientId, coachId, createdAt) VALUES (?, ?, ?)", [clientID, coachID, now])
@@ -144,7 +144,7 @@ extension AccountStore {
 
     /// `createLink` for a log engine's link change: the link and the thread whose link state changed.
     public static func linkChange(_ db: any SQLDatabase, clientID: String, coachID: String, threadID: String,
-                                  now: Int64) throws -> (LinkRecord, [String]) {
+                                  now: Int64) throws -> (LinkView, [String]) {
         let link = try createLink(db, clientID: clientID, coachID: coachID, threadID: threadID, now: now)
         return (link, [link.threadId])
     }
@@ -163,14 +163,13 @@ extension AccountStore {
 
     // MARK: Helpers (inside a transaction)
 
-    private static func fetchLink(clientID: String, _ db: any SQLDatabase) throws -> LinkRecord? {
+    private static func fetchLink(clientID: String, _ db: any SQLDatabase) throws -> LinkView? {
         try db.fetchOne("""
-            SELECT l.clientId, l.coachId, l.createdAt, t.id AS threadId
+            SELECT l.clientId, l.coachId, t.id AS threadId
             FROM coachClientLink l JOIN thread t ON t.coachId = l.coachId AND t.clientId = l.clientId
             WHERE l.clientId = ?
             """, [clientID]).map { row in
-            LinkRecord(clientId: row["clientId"], coachId: row["coachId"], threadId: row["threadId"],
-                       createdAt: row["createdAt"])
+            LinkView(clientId: row["clientId"], coachId: row["coachId"], threadId: row["threadId"])
         }
     }
 

@@ -1,3 +1,4 @@
+import SpotterCore
 import SpotterProtocol
 
 /// The log and the changes that write the accounts and the log in one transaction: what the messaging shell
@@ -6,7 +7,7 @@ public protocol ChatStore: ChatLogEngine, ConsumableLog {
     /// A client picks their first coach: the link, the thread if the pair has none, and a `link` record, in one
     /// transaction. Throws `AccountStoreError` as `AccountStore.createLink` does.
     func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
-                    completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void)
+                    completion: @escaping @Sendable (Result<LinkOutcome<LinkView>, any Error>) -> Void)
     /// An admin decides a coach change; approved, every thread between the client and the old or the new coach
     /// gets a `link` record.
     func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,

@@ -2,11 +2,9 @@ import SpotterCore
 
 /// What a process of a cluster needs from the shared log besides `ChatStore` (cluster mode; the PostgreSQL
 /// engine has it): every process writes its own commands' records and follows everyone's, in position order
-/// (`LogSequencer`), and reads from here what the log stream between processes did not bring.
-public protocol FollowableLog: AnyObject, Sendable {
-    /// Every thread's records with `after < pos <= through` (nil: no upper bound), in log order, at most `limit`.
-    /// Blocking: never on the loop.
-    func recordsAfter(_ pos: Int64, through: Int64?, limit: Int) throws -> [ChatRecord]
+/// (`LogSequencer`), and reads from here (`LogReader.recordsAfter`, as the durable consumers do) what the log stream
+/// between processes did not bring.
+public protocol FollowableLog: LogReader {
     /// Threads by number with their participants' names (a thread another process linked). Blocking.
     func threads(nos: [Int64]) throws -> (threads: [ThreadRow], names: [String: String])
     /// Some threads as the store holds them, read in one snapshot: their saved views, their records after the

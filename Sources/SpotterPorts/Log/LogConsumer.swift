@@ -14,15 +14,21 @@ import SpotterCore
 /// - `saveConsumerPosition` is durable when it returns, and a saved position only moves forward (a smaller one
 ///   than the saved one changes nothing); it goes through the log's one writer, sharing its group commit, so a
 ///   consumer never holds appends back by more than one row in a batch.
-public protocol ConsumableLog: AnyObject, Sendable {
-    /// The newest committed position (0 for an empty log).
-    func newestPosition() throws -> Int64
-    /// Every thread's records with `after < pos <= through` (nil: no upper bound), in log order, at most `limit`.
-    func recordsAfter(_ pos: Int64, through: Int64?, limit: Int) throws -> [ChatRecord]
+public protocol ConsumableLog: LogReader {
     /// The position consumer `name` saved last, nil if it never saved one.
     func consumerPosition(_ name: String) throws -> Int64?
     /// Saves `position` as consumer `name`'s (if it is past the saved one); returns once it is durable.
     func saveConsumerPosition(_ name: String, _ position: Int64) throws
+}
+
+/// The log read in position order from a position: what every reader of the log after the fact shares — the
+/// durable consumers (from a saved position) and a cluster's follower (`FollowableLog`, from the position its
+/// state has applied, which a restart rebuilds from the checkpoint rather than reading it back).
+public protocol LogReader: AnyObject, Sendable {
+    /// The newest committed position (0 for an empty log).
+    func newestPosition() throws -> Int64
+    /// Every thread's records with `after < pos <= through` (nil: no upper bound), in log order, at most `limit`.
+    func recordsAfter(_ pos: Int64, through: Int64?, limit: Int) throws -> [ChatRecord]
 }
 
 /// Where a consumer that has no saved position yet starts.

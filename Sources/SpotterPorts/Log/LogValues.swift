@@ -2,61 +2,6 @@ import FoundationEssentials
 import SpotterCore
 import SpotterProtocol
 
-/// A thread as the store holds it: participants, the checkpointed views, and whether it is the client's
-/// current link.
-public struct ThreadRow: Sendable, Equatable {
-    public let id: String
-    public let no: Int64
-    public let coachID: String
-    public let clientID: String
-    public let createdAt: Int64
-    public let active: Bool
-    // The views: what checkpoints save.
-    public var lastSeq: Int64
-    public var lastMessageAt: Int64?
-    public var lastPreview: String?
-    public var lastSide: Side?
-    public var lastPos: Int64
-    public var coach: Positions
-    public var client: Positions
-
-    public struct Positions: Sendable, Equatable {
-        public let delivered: Int64
-        public let read: Int64
-
-        public init(delivered: Int64, read: Int64) {
-            self.delivered = delivered
-            self.read = read
-        }
-    }
-
-    /// For other engines of the log (PostgreSQL), which read the same views from their own tables.
-    public init(id: String, no: Int64, coachID: String, clientID: String, createdAt: Int64, active: Bool, lastSeq: Int64,
-                lastMessageAt: Int64?, lastPreview: String?, lastSide: Side?, lastPos: Int64, coach: Positions, client: Positions) {
-        self.id = id
-        self.no = no
-        self.coachID = coachID
-        self.clientID = clientID
-        self.createdAt = createdAt
-        self.active = active
-        self.lastSeq = lastSeq
-        self.lastMessageAt = lastMessageAt
-        self.lastPreview = lastPreview
-        self.lastSide = lastSide
-        self.lastPos = lastPos
-        self.coach = coach
-        self.client = client
-    }
-
-    /// The thread for a `ChatState`, with its views restored.
-    public func makeThread() -> ChatThread {
-        let thread = ChatThread(id: id, no: no, coachID: coachID, clientID: clientID, createdAt: createdAt, active: active)
-        thread.restore(lastSeq: lastSeq, lastMessageAt: lastMessageAt, lastPreview: lastPreview, lastSide: lastSide,
-                       lastPos: lastPos, coach: (coach.delivered, coach.read), client: (client.delivered, client.read))
-        return thread
-    }
-}
-
 /// What a start needs: every thread with its checkpointed views, participants' names, and the records
 /// appended after the checkpoint, to replay.
 public struct LoadedChat: Sendable {
@@ -119,7 +64,7 @@ public struct LoadedChat: Sendable {
     /// A `ChatState` with every thread and the tail applied.
     public func makeState() -> ChatState {
         let state = ChatState()
-        for row in threads { state.add(row.makeThread()) }
+        for row in threads { state.add(ChatThread(row)) }
         for (user, name) in names { state.setName(name, for: user) }
         for record in tail { state.apply(record) }
         _ = state.takeDirty()  // the tail is on disk already; the next checkpoint saves it with the rest

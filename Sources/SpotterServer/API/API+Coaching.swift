@@ -10,17 +10,10 @@ extension API {
     func saveOnboarding(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canActAsClient(actor) else { throw APIError(.forbidden) }
         let body = try JSON.decode(OnboardingRequest.self, from: request.body)
-        let answers = try Onboarding.validate(
-            dateOfBirth: body.dateOfBirth, gender: body.gender, heightCm: body.heightCm, weightKg: body.weightKg,
-            goal: body.goal, experienceLevel: body.experienceLevel, dietaryRestrictions: body.dietaryRestrictions,
-            medicalConditions: body.medicalConditions, today: services.clock.todayUTC)
+        let answers = try Onboarding.validate(body, today: services.clock.todayUTC)
         let services = self.services
         run(language, respond) { () -> ClientProfileView in
-            let profile = ClientProfileView(
-                clientId: actor.userID, dateOfBirth: answers.dateOfBirth, age: nil, gender: answers.gender.rawValue,
-                heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
-                experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
-                medicalConditions: answers.medicalConditions)
+            let profile = ClientProfileView(clientID: actor.userID, answers: answers)
             try services.accounts.saveOnboarding(profile, now: services.clock.now)
             return profile.aged(today: services.clock.todayUTC)
         }
@@ -54,7 +47,7 @@ extension API {
         let services = self.services
         run(language, respond) { () -> LinkView in
             guard let link = try services.accounts.link(clientID: actor.userID) else { throw APIError(.noCoachAssigned) }
-            return link.view
+            return link
         }
     }
 
@@ -72,7 +65,7 @@ extension API {
             let mapped = result.mapError { error in
                 error.code == .notFound ? APIError(.coachNotFound, field: "coach_id") : error
             }
-            API.answer(status: 201, language, respond)(mapped.map(\.view))
+            API.answer(status: 201, language, respond)(mapped)
         })
     }
 
@@ -199,8 +192,4 @@ extension ClientProfileView {
         answered.age = Onboarding.age(dateOfBirth: dateOfBirth, today: today)
         return answered
     }
-}
-
-extension LinkRecord {
-    var view: LinkView { LinkView(clientId: clientId, coachId: coachId, threadId: threadId) }
 }

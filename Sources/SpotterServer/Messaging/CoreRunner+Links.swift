@@ -68,7 +68,7 @@ extension CoreRunner {
     /// Threads read from the store (a link, provisioning, another process's link) into the state, with their
     /// people's names. A thread the state has already keeps everything but its `active`.
     func learn(_ threads: [ThreadRow], _ names: [String: String]) {
-        core.learn(threads: threads.map { $0.makeThread() }, names: names)
+        core.learn(threads: threads.map(ChatThread.init), names: names)
     }
 
     /// Whether a command naming `threadID` must wait for the thread to be read from the store: in a cluster, a
@@ -100,7 +100,7 @@ extension CoreRunner {
                 // The follower may have brought it meanwhile: what it applied is newer than this snapshot.
                 if let reloaded, chat.thread(id: threadID) == nil {
                     learn(reloaded.threads, reloaded.names)
-                    core.reset(reloaded.threads.map { $0.makeThread() }, tail: reloaded.tail)
+                    core.reset(reloaded.threads.map(ChatThread.init), tail: reloaded.tail)
                 }
                 finishThreadRead(threadID, nil)
             case .failure(let error):

@@ -49,7 +49,7 @@ extension CoreRunner {
             switch result {
             case .success(let reloaded):
                 learn(reloaded.threads, reloaded.names)
-                core.reset(reloaded.threads.map { $0.makeThread() }, tail: reloaded.tail)
+                core.reset(reloaded.threads.map(ChatThread.init), tail: reloaded.tail)
                 logger.notice("threads set back from the store", metadata: ["threads": "\(reloaded.threads.count)"])
                 finishRecovery()
             case .failure(let error):

@@ -148,7 +148,7 @@ public final class ChatLog: Sendable {
     /// A client picks their first coach: the link, the thread if the pair has none, and a `link` record, in
     /// one transaction. Throws `AccountStoreError` as `AccountStore.createLink` does.
     public func createLink(clientID: String, coachID: String, threadID: String, now: Int64,
-                           completion: @escaping @Sendable (Result<LinkOutcome<LinkRecord>, any Error>) -> Void) {
+                           completion: @escaping @Sendable (Result<LinkOutcome<LinkView>, any Error>) -> Void) {
         linkChange(now: now, { db in
             try AccountStore.linkChange(GRDBSQLDatabase(db), clientID: clientID, coachID: coachID, threadID: threadID, now: now)
         }, completion: completion)
