@@ -67,8 +67,8 @@ struct LogBench: ParsableCommand {
             for _ in 0..<min(batch, rows - written) {
                 thread = thread % threads + 1
                 seqs[thread] += 1
-                records.append(ChatRecord(kind: .message, threadNo: Int64(thread), side: .client, seq: base + seqs[thread],
-                                          ref: "m-\(thread)-\(seqs[thread])", body: body, at: 1_800_000_000))
+                records.append(ChatRecord(threadNo: Int64(thread), side: .client, seq: base + seqs[thread], at: 1_800_000_000,
+                                          .message(MessageRecord(clientMessageID: "m-\(thread)-\(seqs[thread])", body: body))))
             }
             written += records.count
             slots.wait()

@@ -47,13 +47,14 @@ public final class PostgresChatLog: ChatStore {
 
     static func insert(_ batch: PGBatch, _ records: [ChatRecord]) throws -> [Int64] {
         guard let positions = try batch.takePositions(records.count) else { return [] }
+        let columns = records.map(\.content.columns)
         try batch.connection.execPrepared(insertSQL, [
-            array(Array(positions)), array(records.map(\.kind.rawValue)), array(records.map(\.threadNo)),
-            array(records.map(\.side.rawValue)), array(records.map(\.seq)), array(records.map(\.a)), array(records.map(\.b)),
-            textArray(records.map(\.ref)), textArray(records.map(\.body)), array(records.map(\.at)),
+            array(Array(positions)), array(columns.map(\.kind)), array(records.map(\.threadNo)),
+            array(records.map(\.side.rawValue)), array(records.map(\.seq)), array(columns.map(\.a)), array(columns.map(\.b)),
+            textArray(columns.map(\.ref)), textArray(columns.map(\.body)), array(records.map(\.at)),
         ])
-        for record in records where record.kind == .session {
-            try holdSlots(batch.connection, record)
+        for record in records {
+            if let session = record.content.session { try holdSlots(batch.connection, session) }
         }
         return Array(positions)
     }
@@ -74,11 +75,10 @@ public final class PostgresChatLog: ChatStore {
     /// Sets the session's slots to what the record says it now holds: both participants' time while it holds its
     /// time, nothing otherwise. An overlap with another session of either participant fails the append
     /// (SQLSTATE 23P01, exclusion violation).
-    private static func holdSlots(_ connection: PGConnection, _ record: ChatRecord) throws {
+    private static func holdSlots(_ connection: PGConnection, _ record: SessionRecord) throws {
         // A body that is no session (none is, in the log the server writes) holds nothing, as a start's
         // `LoadedChat.sessions` skips it.
-        guard let body = record.body,
-              let stored = try? JSONDecoder().decode(SlotBody.self, from: Data(body.utf8)) else { return }
+        guard let stored = try? JSONDecoder().decode(SlotBody.self, from: Data(record.json.utf8)) else { return }
         let session = stored.session
         try connection.exec("DELETE FROM sessionSlot WHERE sessionId = $1", [session.id])
         guard SessionStatus(rawValue: session.status)?.holdsTime == true else { return }
@@ -154,7 +154,9 @@ public final class PostgresChatLog: ChatStore {
         writer.submit({ batch in
             try PostgresChatLog.records(batch.connection.exec(
                 "SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = $1 AND \(LogSQL.isMessage) ORDER BY seq DESC LIMIT $2", [String(threadNo), String(limit)]))
-                .map { SentKey(side: $0.side, clientMessageID: $0.ref ?? "", seq: $0.seq) }
+                .compactMap { record in
+                    record.content.message.map { SentKey(side: record.side, clientMessageID: $0.clientMessageID, seq: record.seq) }
+                }
         }, completion: completion)
     }
 
@@ -356,9 +358,8 @@ public final class PostgresChatLog: ChatStore {
     static func records(_ answer: PGRows) -> [ChatRecord] {
         answer.rows.map { row in
             func number(_ index: Int) -> Int64 { Int64(row[index] ?? "0") ?? 0 }
-            return ChatRecord(pos: number(0), kind: ChatRecord.Kind(rawValue: number(1)) ?? .message, threadNo: number(2),
-                              side: Side(rawValue: number(3)) ?? .client, seq: number(4), a: number(5), b: number(6),
-                              ref: row[7], body: row[8], at: number(9))
+            return ChatRecord(pos: number(0), threadNo: number(2), side: number(3), seq: number(4), at: number(9),
+                              columns: ChatRecord.Columns(kind: number(1), a: number(5), b: number(6), ref: row[7], body: row[8]))
         }
     }
 

@@ -13,10 +13,11 @@ import Glibc
 ///     {"at":1767225600,"id":"pos:42","kind":"message","pos":42,"ref":"c-17","seq":5,"side":"client","thread":3}
 ///
 /// `id` is the delivery id (the same every time the record is written), `pos` its log position, `thread` the
-/// thread's number, `kind` one of `message`, `receipt`, `link`, `session`, `rating_prompt`, `tier`, `record`,
-/// `side` who made it, `seq` its seq (a message's own, else the thread's last), `ref` its reference when it has
-/// one (a message's client_message_id, a session's or coaching item's id, a tier), `at` Unix seconds. Bodies (the
-/// texts, cards and sessions) are not written: they stay in the database.
+/// thread's number, `kind` one of `message`, `receipt`, `link`, `session`, `rating_prompt`, `tier`, `record`
+/// (`unknown` for a kind a newer server wrote), `side` who made it, `seq` its seq (a message's own, else the
+/// thread's last), `ref` its reference when it has one (a message's client_message_id, a session's or coaching
+/// item's id, a tier, the session a rating prompt follows), `at` Unix seconds. Bodies (the texts, cards and
+/// sessions) are not written: they stay in the database.
 ///
 /// Lines are in log order. At least once: a batch written and fsynced whose position a crash kept from being
 /// saved is written again after the restart, with the same ids. The tap starts at the newest record the first time
@@ -64,15 +65,28 @@ final class LogTap: LogConsumer {
         json.field("id", delivery.id)
         json.field("kind", kindName(record.kind))
         json.field("pos", record.pos)
-        json.field("ref", record.ref)
+        json.field("ref", reference(record.content))
         json.field("seq", record.seq)
         json.field("side", record.side == .coach ? "coach" : "client")
         json.field("thread", record.threadNo)
         return json.finish()
     }
 
-    static func kindName(_ kind: ChatRecord.Kind) -> String {
+    /// What the line's `ref` names: none for a receipt or a link.
+    static func reference(_ content: ChatRecord.Content) -> String? {
+        switch content {
+        case .message(let message): message.clientMessageID
+        case .session(let session): session.sessionID
+        case .coaching(let change): change.itemID
+        case .tier(let tier): tier.tier
+        case .ratingPrompt(.afterSession(let sessionID)): sessionID
+        case .ratingPrompt(.afterMessages), .receipt, .link, .unknown: nil
+        }
+    }
+
+    static func kindName(_ kind: ChatRecord.Kind?) -> String {
         switch kind {
+        case nil: return "unknown"
         case .message: return "message"
         case .receipt: return "receipt"
         case .link: return "link"

@@ -26,7 +26,7 @@ struct ChatStateTests {
         guard case .append(var record) = try state.send(
             sender: sender, threadID: thread, clientMessageID: cmid, kind: .text, body: text, now: 1000) else {
             Issue.record("expected an append")
-            return ChatRecord(kind: .message, threadNo: 0, side: .coach, seq: 0, at: 0)
+            return ChatRecord(threadNo: 0, side: .coach, seq: 0, at: 0, .message(MessageRecord(clientMessageID: "", body: "")))
         }
         pos += 1
         record.pos = pos
@@ -40,7 +40,7 @@ struct ChatStateTests {
         let first = try send(state, "a", "m1", pos: &pos)
         let second = try send(state, "c", "m2", pos: &pos)
         #expect((first.seq, second.seq) == (1, 2))
-        #expect(first.kind == .message && first.side == .client && first.ref == "m1" && first.body == "hi")
+        #expect(first.content == .message(MessageRecord(clientMessageID: "m1", body: "hi")) && first.side == .client)
         #expect(second.side == .coach)
         let thread = try #require(state.thread(id: "t1"))
         #expect(thread.lastSeq == 2 && thread.committedSeq == 2 && thread.lastPos == 2)
@@ -58,7 +58,7 @@ struct ChatStateTests {
         try send(state, "a", "m1", pos: &pos)
         let thread = try #require(state.thread(id: "t1"))
         let invite = state.sessionMessage(thread: thread, actor: .coach, sessionID: "s1", body: "{}", now: 2000)
-        #expect(invite.seq == 2 && invite.kind == .session && invite.a == ChatRecord.systemMessage && invite.isThreadMessage)
+        #expect(invite.seq == 2 && invite.content.session?.isSystemMessage == true && invite.isThreadMessage)
         let reminder = state.sessionMessage(thread: thread, actor: nil, sessionID: "s1", body: "{}", now: 3000)
         #expect(reminder.seq == 3 && thread.lastSeq == 3 && thread.lastMessageAt == 3000)
         #expect(thread.readSeq(.coach) == 2 && thread.readSeq(.client) == 1)
@@ -74,14 +74,15 @@ struct ChatStateTests {
         #expect(try send(state, "c", "m2", pos: &pos).seq == 4)
 
         let replayed = makeState()
-        var records = [ChatRecord(kind: .message, threadNo: 1, side: .client, seq: 1, a: 0, ref: "m1", body: "hi", at: 1000),
+        var records = [ChatRecord(threadNo: 1, side: .client, seq: 1, at: 1000, .message(MessageRecord(clientMessageID: "m1", body: "hi"))),
                        invite, reminder]
         for index in records.indices { records[index].pos = Int64(index + 1) }
         for record in records { replayed.apply(record) }
         let again = try #require(replayed.thread(id: "t1"))
         #expect(again.lastSeq == 3 && again.readSeq(.coach) == 2 && replayed.totalUnread("a") == 2)
         // A session record from before system messages took a seq moves nothing.
-        replayed.apply(ChatRecord(pos: 9, kind: .session, threadNo: 1, side: .coach, seq: 3, ref: "s0", body: "{}", at: 5000))
+        replayed.apply(ChatRecord(pos: 9, threadNo: 1, side: .coach, seq: 3, at: 5000,
+                                  .session(SessionRecord(sessionID: "s0", isSystemMessage: false, byParticipant: false, json: "{}"))))
         #expect(again.lastSeq == 3 && again.lastMessageAt == 3000)
     }
 
@@ -138,12 +139,12 @@ struct ChatStateTests {
         var pos: Int64 = 0
         for n in 1...3 { try send(state, "a", "m\(n)", pos: &pos) }
         let delivered = try state.receipt(userID: "c", threadID: "t1", delivered: 2, read: nil, now: 0)
-        #expect(delivered.record?.kind == .receipt && delivered.record?.a == 2 && delivered.record?.b == 0)
-        #expect(delivered.record?.ref == nil)  // the read position did not move
+        // The read position did not move.
+        #expect(delivered.record?.content == .receipt(ReceiptRecord(delivered: 2, read: 0, readMoved: false)))
         #expect(delivered.result.unread == 3 && delivered.result.totalUnread == 3)
         let read = try state.receipt(userID: "c", threadID: "t1", delivered: nil, read: 99, now: 0)
         #expect(read.result.readSeq == 3 && read.result.deliveredSeq == 3)  // capped, and delivered follows
-        #expect(read.record?.ref == "read")
+        #expect(read.record?.content.receipt?.readMoved == true)
         #expect(read.result.unread == 0 && read.result.totalUnread == 0)
         let backwards = try state.receipt(userID: "c", threadID: "t1", delivered: 1, read: 1, now: 0)
         #expect(backwards.record == nil)
@@ -187,7 +188,7 @@ struct ChatStateTests {
 
     @Test func aLinkRecordTellsBothSidesWithThePeersName() throws {
         let state = makeState()
-        let record = ChatRecord(pos: 9, kind: .link, threadNo: 2, side: .client, seq: 0, a: 1, at: 0)
+        let record = ChatRecord(pos: 9, threadNo: 2, side: .client, seq: 0, at: 0, .link(LinkChangeRecord(active: true)))
         state.apply(record)
         #expect(state.thread(id: "t2")?.active == true)
         let events = Dictionary(uniqueKeysWithValues: state.events(for: record).map { ($0.userID, $0.payload) })

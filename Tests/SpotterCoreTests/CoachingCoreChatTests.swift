@@ -40,7 +40,7 @@ struct CoachingCoreChatTests {
         let record = try #require(first.records.first)
         #expect(first.records.count == 1)
         #expect(record.kind == .message && record.threadNo == 1 && record.side == .client && record.seq == 1)
-        #expect(record.ref == "m1" && record.body == "hello" && record.pos == 1 && record.at == H.start)
+        #expect(record.content == .message(MessageRecord(clientMessageID: "m1", body: "hello")) && record.pos == 1 && record.at == H.start)
         let reply = try decode(MessageView.self, first.reply)
         #expect(reply.threadId == "t1" && reply.seq == 1 && reply.senderId == "a" && reply.clientMessageId == "m1")
         #expect(reply.text == "hello" && reply.createdAt == H.start)
@@ -140,7 +140,7 @@ struct CoachingCoreChatTests {
         features.ratings = true
         let h = CoreHarness(features: features)
         let system = try h.commit(.text("a", "sys-1", "Badge earned", kind: .system))
-        #expect(system.records.map(\.a) == [MessageKind.system.rawValue])
+        #expect(system.records.map(\.content.message?.kind) == [.system])
         #expect(system.commit.quotaChanged.isEmpty)
         #expect(h.takeReads() == [Self.window("t1", 1)])  // no count asked for
         #expect(!h.core.quotas.isLoaded("a") && h.core.sentEver["a"] == nil)
@@ -249,7 +249,7 @@ struct CoachingCoreChatTests {
         let set = try h.commit(.tierSet(clientID: "a", tier: "premium"))
         let record = try #require(set.records.first)
         #expect(set.records.count == 1)
-        #expect(record.kind == .tier && record.threadNo == 1 && record.side == .client && record.seq == 1 && record.ref == "premium")
+        #expect(record.content == .tier(TierRecord(tier: "premium")) && record.threadNo == 1 && record.side == .client && record.seq == 1)
         #expect(set.commit.quotaChanged == ["a"] && set.commit.reply == .none)
         #expect(set.applied.loggedTypes == ["a:tier"])
         #expect(!h.core.quotas.isLoaded("a"))
@@ -259,7 +259,7 @@ struct CoachingCoreChatTests {
         #expect(quota(h, "a")?.tier == "premium")
         #expect(quota(h, "a")?.messages == QuotaAllowance(used: 2, limit: 200, left: 198, band: "green"))
         // Another process's tier record forgets the count too.
-        h.follow([ChatRecord(kind: .tier, threadNo: 1, side: .client, seq: 2, ref: "smart_premium", at: h.now)])
+        h.follow([ChatRecord(threadNo: 1, side: .client, seq: 2, at: h.now, .tier(TierRecord(tier: "smart_premium")))])
         #expect(!h.core.quotas.isLoaded("a"))
         // Nothing to log for a client with no current thread, nor without --tiers.
         #expect(try h.commit(.tierSet(clientID: "c", tier: "premium")).records.isEmpty)
@@ -292,18 +292,18 @@ struct CoachingCoreChatTests {
         #expect(tenth.records.map(\.kind) == [.message, .ratingPrompt])
         try #require(tenth.records.count == 2 && tenth.applied.logged.count == 3)
         let message = tenth.records[0], prompt = tenth.records[1]
-        #expect(prompt.a == 10 && prompt.ref == nil && prompt.side == .client && prompt.threadNo == 1)
+        #expect(prompt.content == .ratingPrompt(.afterMessages(sent: 10)) && prompt.side == .client && prompt.threadNo == 1)
         #expect(prompt.seq == message.seq && prompt.pos == message.pos + 1)
         #expect(tenth.applied.loggedTypes == ["k:message", "a:message", "a:rating_prompt"])
         let event = try decode(RatingPromptEvent.self, tenth.applied.logged[2].payload)
         #expect(event == RatingPromptEvent(threadId: "t1", coachId: "k", reason: "messages", messagesSent: 10, sessionId: nil))
         // The coach's messages do not count; the client's 20th asks again.
         for index in 1...5 { #expect(try h.commit(.text("k", "k-\(index)")).records.count == 1) }
-        var prompts: [Int64] = []
+        var prompts: [RatingPromptRecord] = []
         for index in 11...21 {
-            prompts += try h.commit(.text("a", "m\(index)")).records.filter { $0.kind == .ratingPrompt }.map(\.a)
+            prompts += try h.commit(.text("a", "m\(index)")).records.compactMap(\.content.ratingPrompt)
         }
-        #expect(prompts == [20])
+        #expect(prompts == [.afterMessages(sent: 20)])
         #expect(h.core.sentEver["a"] == 21)
         // Without --ratings: no count, no prompt.
         let plain = CoreHarness()
@@ -319,7 +319,7 @@ struct CoachingCoreChatTests {
         let read = try h.commit(.receipt(userID: "a", threadID: "t1", delivered: nil, read: 2))
         let record = try #require(read.records.first)
         #expect(read.records.count == 1)
-        #expect(record.kind == .receipt && record.side == .client && record.a == 2 && record.b == 2 && record.ref == "read")
+        #expect(record.content == .receipt(ReceiptRecord(delivered: 2, read: 2, readMoved: true)) && record.side == .client)
         #expect(record.seq == 3 && record.pos == 4)
         #expect(try decode(ReceiptResult.self, read.reply)
             == ReceiptResult(threadId: "t1", deliveredSeq: 2, readSeq: 2, unread: 1, totalUnread: 1))
@@ -333,7 +333,7 @@ struct CoachingCoreChatTests {
 
         // Delivered only: a record, and only the peer hears of it.
         let delivered = try h.commit(.receipt(userID: "a", threadID: "t1", delivered: 3, read: nil))
-        #expect(delivered.records.map { [$0.a, $0.b] } == [[3, 2]] && delivered.records[0].ref == nil)
+        #expect(delivered.records.map(\.content) == [.receipt(ReceiptRecord(delivered: 3, read: 2, readMoved: false))])
         #expect(delivered.applied.loggedTypes == ["k:receipt"])
 
         // Nothing moves (positions only go forward): no record, no event, the reply still.
@@ -344,7 +344,7 @@ struct CoachingCoreChatTests {
 
         // Past the last seq: up to the last seq.
         let beyond = try h.commit(.receipt(userID: "a", threadID: "t1", delivered: nil, read: 99))
-        #expect(beyond.records.map { [$0.a, $0.b] } == [[3, 3]])
+        #expect(beyond.records.compactMap(\.content.receipt).map { [$0.delivered, $0.read] } == [[3, 3]])
         #expect(try decode(ReceiptResult.self, beyond.reply).unread == 0)
         #expect(h.log.records.count == 6)
 

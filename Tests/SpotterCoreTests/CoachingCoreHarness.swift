@@ -21,8 +21,8 @@ final class FakeLog {
     /// A client's messages at or after `since` in these threads, system messages aside (`sendsSince`).
     func clientSends(threadNos: [Int64], since: Int64) -> Int {
         records.filter {
-            threadNos.contains($0.threadNo) && $0.kind == .message && $0.side == .client
-                && $0.a != MessageKind.system.rawValue && $0.at >= since
+            threadNos.contains($0.threadNo) && $0.side == .client
+                && $0.content.message.map { $0.kind != .system } == true && $0.at >= since
         }.count
     }
 
@@ -34,7 +34,7 @@ final class FakeLog {
                            ever: ever ? clientSends(threadNos: nos, since: 0) : nil)
         case .window(_, let no, let limit):
             return .window(records.filter { $0.threadNo == no && $0.kind == .message }.suffix(limit)
-                .map { (side: $0.side, clientMessageID: $0.ref ?? "", seq: $0.seq) })
+                .map { (side: $0.side, clientMessageID: $0.content.message?.clientMessageID ?? "", seq: $0.seq) })
         case .original(let no, let seq):
             return .original(records.first { $0.threadNo == no && $0.kind == .message && $0.seq == seq })
         }
@@ -185,8 +185,8 @@ final class CoreHarness {
 
     /// A message another process accepted in thread `no` (the next seq of this process's view of it).
     func foreignMessage(_ no: Int64, side: Side, ref: String, kind: MessageKind = .text, at: Int64? = nil) -> ChatRecord {
-        ChatRecord(kind: .message, threadNo: no, side: side, seq: core.chat.thread(no: no)!.lastSeq + 1, a: kind.rawValue,
-                   ref: ref, body: "from elsewhere", at: at ?? now)
+        ChatRecord(threadNo: no, side: side, seq: core.chat.thread(no: no)!.lastSeq + 1, at: at ?? now,
+                   .message(MessageRecord(kind: kind, clientMessageID: ref, body: "from elsewhere")))
     }
 }
 
@@ -234,4 +234,5 @@ extension ChatRecord {
     /// The session a `session` record carries.
     var session: SessionView? { SessionRecordBody(self)?.session }
     var sessionChange: String? { SessionRecordBody(self)?.change }
+    var sessionID: String? { content.session?.sessionID }
 }

@@ -74,10 +74,10 @@ struct CoachingCoreRecordTests {
                          sourceLocation: SourceLocation = #_sourceLocation) throws -> ClientCardView {
         #expect(committed.records.count == 1, sourceLocation: sourceLocation)
         let record = try #require(committed.records.first, sourceLocation: sourceLocation)
-        #expect(record.kind == .record && record.threadNo == 1 && record.side == side && record.ref == ref,
+        #expect(record.kind == .record && record.threadNo == 1 && record.side == side && record.content.coaching?.itemID == ref,
                 sourceLocation: sourceLocation)
         #expect(record.seq == h.thread("t1").lastSeq, sourceLocation: sourceLocation)  // not a message: no seq of its own
-        #expect(try decode(RecordBody.self, record.body ?? "").change == change, sourceLocation: sourceLocation)
+        #expect(try decode(RecordBody.self, record.content.coaching?.json ?? "").change == change, sourceLocation: sourceLocation)
         #expect(try decode(RecordBody.self, committed.reply).change == change, sourceLocation: sourceLocation)
         #expect(committed.applied.loggedTypes == ["k:record", "a:record"], sourceLocation: sourceLocation)
         #expect(committed.applied.ephemeralTypes == ["k:client_card"], sourceLocation: sourceLocation)
@@ -126,8 +126,8 @@ struct CoachingCoreRecordTests {
         #expect(card.goal?.targetPercent == 15 && card.goal?.status == "active")
         // A new goal replaces the active one: two items changed, two records, one card.
         let replaced = try h.commit(.record(userID: "a", .setGoal(Self.goal(target: 12))))
-        #expect(replaced.records.map(\.ref) == ["id-5", "id-6"])
-        #expect(try replaced.records.map { try decode(RecordBody.self, $0.body ?? "").change } == ["goal.replaced", "goal.created"])
+        #expect(replaced.records.map(\.content.coaching?.itemID) == ["id-5", "id-6"])
+        #expect(try replaced.records.map { try decode(RecordBody.self, $0.content.coaching?.json ?? "").change } == ["goal.replaced", "goal.created"])
         #expect(replaced.applied.ephemeralTypes == ["k:client_card"])
 
         // id-3 went to the refused check-in (ids are taken before the rules run); nothing else was written.
@@ -138,8 +138,8 @@ struct CoachingCoreRecordTests {
     @Test func theWrongSideAndOutsidersAreRefusedAndNothingIsWritten() throws {
         let h = CoreHarness()
         let created = try h.commit(.record(userID: "k", .createChallenge(Self.challenge())))
-        let challenge = try #require(created.records.first?.ref)
-        let checkIn = try #require(try h.commit(.record(userID: "a", .submitCheckIn(Self.checkIn(), images: []))).records.first?.ref)
+        let challenge = try #require(created.records.first?.content.coaching?.itemID)
+        let checkIn = try #require(try h.commit(.record(userID: "a", .submitCheckIn(Self.checkIn(), images: []))).records.first?.content.coaching?.itemID)
         let written = h.log.records.count
 
         let forbidden = APIError(.forbidden, field: "thread_id")

@@ -25,8 +25,9 @@ struct CoachingCoreSessionTests {
         let record = try #require(invite.records.first)
         #expect(invite.records.count == 1)
         // The thread's next message, made by the coach (who has read it), about session id-1.
-        #expect(record.kind == .session && record.a == ChatRecord.systemMessage && record.b == 1 && record.side == .coach)
-        #expect(record.threadNo == 1 && record.seq == 1 && record.ref == "id-1" && record.sessionChange == "created")
+        let body = try #require(record.content.session)
+        #expect(body.isSystemMessage && body.byParticipant && record.side == .coach)
+        #expect(record.threadNo == 1 && record.seq == 1 && body.sessionID == "id-1" && record.sessionChange == "created")
         let session = try decode(SessionView.self, invite.reply)
         #expect(session.id == "id-1" && session.threadId == "t1" && session.coachId == "k" && session.clientId == "a")
         #expect(session.status == "invited" && session.proposedBy == "coach" && session.start == Self.at)
@@ -178,16 +179,16 @@ struct CoachingCoreSessionTests {
         // Unanswered by its start: expired, by the server.
         h.now = Self.at
         let expiry = try h.commit(.tick)
-        #expect(expiry.records.compactMap(\.ref) == [unanswered] && expiry.commit.byTimers)
+        #expect(expiry.records.compactMap(\.sessionID) == [unanswered] && expiry.commit.byTimers)
         try #require(expiry.records.count == 1)
-        #expect(expiry.records[0].session?.status == "expired" && expiry.records[0].b == 0)
+        #expect(expiry.records[0].session?.status == "expired" && expiry.records[0].content.session?.byParticipant == false)
         #expect(expiry.applied.loggedTypes == ["k:session", "a:session"])
         #expect(h.core.sessions[unanswered]?.status == .expired)
 
         // Ten minutes before: the reminder, once.
         h.now = Self.at + 2 * H.hour - 600
         let reminder = try h.commit(.tick)
-        #expect(reminder.records.compactMap(\.ref) == [held] && reminder.records[0].sessionChange == "starting_soon")
+        #expect(reminder.records.compactMap(\.sessionID) == [held] && reminder.records[0].sessionChange == "starting_soon")
         try #require(reminder.records.count == 1)
         #expect(reminder.records[0].session?.reminded == true)
         #expect(try h.commit(.tick).records.isEmpty)
@@ -204,7 +205,7 @@ struct CoachingCoreSessionTests {
         #expect(completion.records.map(\.kind) == [.session, .ratingPrompt])
         try #require(completion.records.count == 2)
         #expect(completion.records[0].session?.status == "completed")
-        #expect(completion.records[1].ref == held && completion.records[1].a == 0)
+        #expect(completion.records[1].content == .ratingPrompt(.afterSession(sessionID: held)))
         #expect(completion.applied.loggedTypes == ["k:session", "a:session", "a:rating_prompt"])
 
         // Reminded, never joined: missed at its end.
@@ -212,7 +213,7 @@ struct CoachingCoreSessionTests {
         #expect(try h.commit(.tick).records.compactMap(\.sessionChange) == ["starting_soon"])
         h.now = Self.at + 4 * H.hour + 15 * 60
         let miss = try h.commit(.tick)
-        #expect(miss.records.compactMap(\.ref) == [missed] && miss.records[0].session?.status == "missed")
+        #expect(miss.records.compactMap(\.sessionID) == [missed] && miss.records[0].session?.status == "missed")
         #expect(miss.records.count == 1)  // no rating for a missed call
     }
 
@@ -228,7 +229,7 @@ struct CoachingCoreSessionTests {
         let done = try h.commit(.act("k", .complete, session))
         #expect(done.records.map(\.kind) == [.session, .ratingPrompt])
         try #require(done.records.count == 2)
-        #expect(done.records[1].ref == session && done.records[1].side == .client && done.records[1].a == 0)
+        #expect(done.records[1].content == .ratingPrompt(.afterSession(sessionID: session)) && done.records[1].side == .client)
         let event = try decode(RatingPromptEvent.self, try #require(done.applied.logged.last).payload)
         #expect(event == RatingPromptEvent(threadId: "t1", coachId: "k", reason: "session", messagesSent: nil, sessionId: session))
         // The reply is the session, not the prompt.
@@ -253,14 +254,14 @@ struct CoachingCoreSessionTests {
         let others = try Self.id(h.commit(.invite(thread: "t2", at: Self.at + 6 * H.hour)))
 
         // The accounts' transaction ended the link (its record is followed), then the shell asks the core.
-        let link = h.follow([ChatRecord(kind: .link, threadNo: 1, side: .client, seq: h.thread("t1").lastSeq, a: 0, at: h.now)])
+        let link = h.follow([ChatRecord(threadNo: 1, side: .client, seq: h.thread("t1").lastSeq, at: h.now, .link(LinkChangeRecord(active: false)))])
         #expect(link.endedLinks == [1] && !h.thread("t1").active)
         #expect(link.loggedTypes == ["k:thread", "a:thread"])
         let ended = try h.commit(.linkEnded(threadNo: 1))
-        #expect(ended.records.compactMap(\.ref) == [invited, scheduled])  // by start; the declined one is final
+        #expect(ended.records.compactMap(\.sessionID) == [invited, scheduled])  // by start; the declined one is final
         for record in ended.records {
             #expect(record.session?.status == "cancelled" && record.session?.cancelReason == "link_ended")
-            #expect(record.b == 0 && record.sessionChange == "cancel")
+            #expect(record.content.session?.byParticipant == false && record.sessionChange == "cancel")
         }
         #expect(ended.commit.reply == .none)
         #expect(h.core.sessions[others]?.status == .invited)
@@ -275,9 +276,9 @@ struct CoachingCoreSessionTests {
         let h = CoreHarness()
         let session = try Self.id(h.commit(.invite(at: Self.at)))
         // The link ended, and the process stopped before it cancelled the link's sessions.
-        h.follow([ChatRecord(kind: .link, threadNo: 1, side: .client, seq: h.thread("t1").lastSeq, a: 0, at: h.now)])
+        h.follow([ChatRecord(threadNo: 1, side: .client, seq: h.thread("t1").lastSeq, at: h.now, .link(LinkChangeRecord(active: false)))])
         let swept = try h.commit(.tick)
-        #expect(swept.records.compactMap(\.ref) == [session])
+        #expect(swept.records.compactMap(\.sessionID) == [session])
         #expect(swept.records.first?.session?.cancelReason == "link_ended")
         #expect(try h.commit(.tick).records.isEmpty)
     }
@@ -293,11 +294,11 @@ struct CoachingCoreSessionTests {
         #expect(try Self.status(badrInvite) == "needs_resolution")
 
         let asked = try h.commit(.act("k", .askReschedule, badr, start: Self.at + 3 * H.hour))
-        #expect(asked.records.compactMap(\.ref) == [amal, badr])
+        #expect(asked.records.compactMap(\.sessionID) == [amal, badr])
         #expect(try Self.id(asked) == badr)
 
         let moved = try h.commit(.act("a", .accept, amal))
-        #expect(moved.records.compactMap(\.ref) == [amal, badr])
+        #expect(moved.records.compactMap(\.sessionID) == [amal, badr])
         #expect(moved.records.map(\.threadNo) == [1, 2])
         #expect(moved.records.map(\.sessionChange) == ["accept", "updated"])
         let reply = try decode(SessionView.self, moved.reply)
@@ -324,7 +325,7 @@ struct CoachingCoreSessionTests {
         let (h, amal, badr) = try amalAskedToMoveForBadr()
         let kept = try h.commit(.act("k", .keepExisting, badr))
         // Badr's is cancelled, then Amal's request to move is withdrawn.
-        #expect(kept.records.compactMap(\.ref) == [badr, amal])
+        #expect(kept.records.compactMap(\.sessionID) == [badr, amal])
         let reply = try decode(SessionView.self, kept.reply)
         #expect(reply.id == badr && reply.status == "cancelled" && reply.cancelReason == "kept_existing")
         #expect(h.core.sessions[amal]?.status == .scheduled && h.core.sessions[amal]?.start == Self.at)
@@ -334,7 +335,7 @@ struct CoachingCoreSessionTests {
     @Test func aClientsCancelRepliesWithTheirOwnSessionNotTheOneItFreed() throws {
         let (h, amal, badr) = try amalAskedToMoveForBadr()
         let cancelled = try h.commit(.act("a", .cancel, amal))
-        #expect(cancelled.records.compactMap(\.ref) == [amal, badr])
+        #expect(cancelled.records.compactMap(\.sessionID) == [amal, badr])
         let reply = try decode(SessionView.self, cancelled.reply)
         #expect(reply.id == amal && reply.clientId == "a" && reply.status == "cancelled")
         #expect(!cancelled.reply.contains(badr))

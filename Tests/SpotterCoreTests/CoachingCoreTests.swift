@@ -55,7 +55,7 @@ struct CoachingCoreTests {
         let log = FakeLog()
         let here = CoreHarness(log: log), there = CoreHarness(log: log)
         let invite = try there.commit(.invite(at: Self.at))
-        let id = try #require(invite.records.first?.ref)
+        let id = try #require(invite.records.first?.sessionID)
         let applied = here.core.apply(invite.records, origin: .elsewhere, here.context)
         #expect(here.core.sessions[id] == there.core.sessions[id] && here.core.sessions[id]?.status == .invited)
         #expect(applied.loggedTypes == ["k:session", "a:session"])
@@ -78,7 +78,7 @@ struct CoachingCoreTests {
         let log = FakeLog()
         let here = CoreHarness(log: log), there = CoreHarness(log: log)
         let created = try there.commit(.record(userID: "k", .createChallenge(CoachingCoreRecordTests.challenge())))
-        let id = try #require(created.records.first?.ref)
+        let id = try #require(created.records.first?.content.coaching?.itemID)
         let applied = here.core.apply(created.records, origin: .elsewhere, here.context)
         #expect(here.core.coaching.challenges[id] == there.core.coaching.challenges[id])
         #expect(here.core.coaching.challenges[id]?.name == "Hydration")
@@ -93,10 +93,10 @@ struct CoachingCoreTests {
 
     @Test func aFollowedLinkRecordReportsAnEndedLink() throws {
         let h = CoreHarness()
-        let ended = h.follow([ChatRecord(kind: .link, threadNo: 1, side: .client, seq: 0, a: 0, at: h.now)])
+        let ended = h.follow([ChatRecord(threadNo: 1, side: .client, seq: 0, at: h.now, .link(LinkChangeRecord(active: false)))])
         #expect(ended.endedLinks == [1] && !h.thread("t1").active)
         #expect(h.refusal(.text("a", "m1")) == APIError(.threadInactive, field: "thread_id"))
-        let linked = h.follow([ChatRecord(kind: .link, threadNo: 1, side: .client, seq: 0, a: 1, at: h.now)])
+        let linked = h.follow([ChatRecord(threadNo: 1, side: .client, seq: 0, at: h.now, .link(LinkChangeRecord(active: true)))])
         #expect(linked.endedLinks.isEmpty && h.thread("t1").active)
         let event = try decode(ThreadEvent.self, try #require(linked.logged.first).payload)
         #expect(event.threadId == "t1" && event.peerId == "a" && event.peerName == "Amal" && event.active)
@@ -185,7 +185,16 @@ struct CoachingCoreTests {
     // MARK: - Recovery
 
     static func record(_ kind: ChatRecord.Kind, thread: Int64 = 1) -> ChatRecord {
-        ChatRecord(kind: kind, threadNo: thread, side: .client, seq: 1, at: H.start)
+        let content: ChatRecord.Content = switch kind {
+        case .message: .message(MessageRecord(clientMessageID: "m", body: "b"))
+        case .receipt: .receipt(ReceiptRecord(delivered: 1, read: 1, readMoved: true))
+        case .link: .link(LinkChangeRecord(active: false))
+        case .session: .session(SessionRecord(sessionID: "s", byParticipant: true, json: "{}"))
+        case .ratingPrompt: .ratingPrompt(.afterMessages(sent: 10))
+        case .tier: .tier(TierRecord(tier: "premium"))
+        case .record: .coaching(CoachingChangeRecord(itemID: "i", json: "{}"))
+        }
+        return ChatRecord(threadNo: thread, side: .client, seq: 1, at: H.start, content)
     }
 
     @Test func recoveryRebuildsEverythingAloneAndSomeThreadsInACluster() {

@@ -54,7 +54,9 @@ struct CommitPipelineTests {
     }
 
     static func records(_ count: Int, thread: Int64 = 1) -> [ChatRecord] {
-        (0..<count).map { ChatRecord(kind: .message, threadNo: thread, side: .client, seq: Int64($0 + 1), ref: "m\($0)", at: 0) }
+        (0..<count).map {
+            ChatRecord(threadNo: thread, side: .client, seq: Int64($0 + 1), at: 0, .message(MessageRecord(clientMessageID: "m\($0)", body: "")))
+        }
     }
 
     func make(maxInFlight: Int = 100, committedThrough: Int64 = 0) -> (CommitPipeline, PendingLog, Journal) {

@@ -1,3 +1,4 @@
+import Foundation
 import SeededRandom
 import Testing
 import SpotterCore
@@ -6,7 +7,7 @@ import SpotterCore
 @Suite("LogSequencer")
 struct LogSequencerTests {
     func record(_ pos: Int64) -> ChatRecord {
-        ChatRecord(pos: pos, kind: .message, threadNo: pos % 3 + 1, side: .client, seq: pos, ref: "m\(pos)", at: 0)
+        ChatRecord(pos: pos, threadNo: pos % 3 + 1, side: .client, seq: pos, at: 0, .message(MessageRecord(clientMessageID: "m\(pos)", body: "")))
     }
 
     @Test func recordsInOrderGoStraightThrough() {
@@ -82,13 +83,40 @@ struct LogSequencerTests {
 struct LogStreamCodecTests {
     @Test func batchesRoundTripExactly() {
         let records = [
-            ChatRecord(pos: 41, kind: .message, threadNo: 7, side: .coach, seq: 12, a: MessageKind.mealLog.rawValue, b: 1,
-                       ref: "cm-1", body: #"{"kcal":[1,2],"note":"quote \" backslash \\ مرحبا 👋"}"#, at: 1_800_000_000),
-            ChatRecord(pos: 42, kind: .receipt, threadNo: 7, side: .client, seq: 12, a: 12, b: 11, ref: "read", at: 5),
-            ChatRecord(pos: 43, kind: .session, threadNo: 8, side: .client, seq: 3, a: ChatRecord.systemMessage, ref: nil, body: nil, at: 6),
+            ChatRecord(pos: 41, threadNo: 7, side: .coach, seq: 12, at: 1_800_000_000, .message(MessageRecord(
+                kind: .mealLog, clientMessageID: "cm-1", body: #"{"kcal":[1,2],"note":"quote \" backslash \\ مرحبا 👋"}"#,
+                hasAttachments: true))),
+            ChatRecord(pos: 42, threadNo: 7, side: .client, seq: 12, at: 5, .receipt(ReceiptRecord(delivered: 12, read: 11, readMoved: true))),
+            ChatRecord(pos: 43, threadNo: 8, side: .client, seq: 3, at: 6,
+                       .session(SessionRecord(sessionID: "s1", isSystemMessage: true, byParticipant: false, json: "{}"))),
+            ChatRecord(pos: 44, threadNo: 8, side: .client, seq: 3, at: 7, .link(LinkChangeRecord(active: false))),
+            ChatRecord(pos: 45, threadNo: 8, side: .client, seq: 3, at: 8, .ratingPrompt(.afterMessages(sent: 20))),
+            ChatRecord(pos: 46, threadNo: 8, side: .client, seq: 3, at: 9, .ratingPrompt(.afterSession(sessionID: "s1"))),
+            ChatRecord(pos: 47, threadNo: 8, side: .client, seq: 3, at: 10, .tier(TierRecord(tier: "premium"))),
+            ChatRecord(pos: 48, threadNo: 8, side: .coach, seq: 3, at: 11, .coaching(CoachingChangeRecord(itemID: "c1", json: "{}"))),
         ]
         #expect(LogStreamCodec.decode(LogStreamCodec.encode(records)) == records)
         #expect(LogStreamCodec.decode(LogStreamCodec.encode([])) == [])
+    }
+
+    /// The stream's format is the log's columns, as processes of the version before typed records published them:
+    /// a cluster upgraded one process at a time reads its older peers' batches, and they read its.
+    @Test func theFormatIsTheStoredColumns() throws {
+        let old = #"[{"p":41,"k":0,"t":7,"s":0,"q":12,"a":1,"b":1,"r":"cm-1","y":"{}","at":5},"#
+            + #"{"p":42,"k":1,"t":7,"s":1,"q":12,"a":12,"b":11,"r":"read","at":6},"#
+            + #"{"p":43,"k":4,"t":7,"s":1,"q":12,"a":10,"b":0,"at":7}]"#
+        let records = try #require(LogStreamCodec.decode(old))
+        #expect(records.map(\.content) == [
+            .message(MessageRecord(kind: .mealLog, clientMessageID: "cm-1", body: "{}", hasAttachments: true)),
+            .receipt(ReceiptRecord(delivered: 12, read: 11, readMoved: true)),
+            .ratingPrompt(.afterMessages(sent: 10)),
+        ])
+        #expect(records.map(\.pos) == [41, 42, 43] && records.map(\.side) == [.coach, .client, .client])
+        // Encoded again: the same objects, key for key.
+        func objects(_ text: String) throws -> NSArray {
+            try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? NSArray)
+        }
+        #expect(try objects(LogStreamCodec.encode(records)) == objects(old))
     }
 
     @Test func anythingElseIsUnreadable() {

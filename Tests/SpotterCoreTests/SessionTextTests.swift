@@ -30,8 +30,8 @@ struct SessionTextTests {
                                          action: action, before: before, after: after)
             let json = body.jsonText(sessionJSON: body.session.jsonText)
             #expect(json == JSONText.encoder.encodeToString(body))
-            let record = ChatRecord(kind: .session, threadNo: 1, side: .client, seq: 4, a: ChatRecord.systemMessage, b: 1,
-                                    ref: "s", body: json, at: 5)
+            let record = ChatRecord(threadNo: 1, side: .client, seq: 4, at: 5,
+                                    .session(SessionRecord(sessionID: "s", byParticipant: true, json: json)))
             let message = try #require(SessionText.message(record, threadID: "t", recipient: .coach, language: .english,
                                                            timeZone: Self.riyadh))
             #expect(message.seq == 4 && message.kind == "system" && message.sessionId == "s" && message.senderId == nil)

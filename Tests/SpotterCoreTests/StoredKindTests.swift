@@ -2,7 +2,7 @@ import Testing
 import SpotterCore
 
 /// The log's numbers as every database holds them. SQL takes them from `ChatRecord.Kind`, `MessageKind`,
-/// `ChatRecord.systemMessage` (through `LogSQL`), so a renumbered case would still read and write consistently in a
+/// `ChatRecord.Columns.systemMessage` (through `LogSQL`), so a renumbered case would still read and write consistently in a
 /// fresh database; it would misread every database written before, and change the text of shipped migrations.
 /// Renumbering needs a migration of the rows and of the partial indexes, not an edit here.
 @Suite("Stored kinds")
@@ -14,7 +14,7 @@ struct StoredKindTests {
         #expect(ChatRecord.Kind(rawValue: 7) == nil, "a new kind: add it above, with its number")
         #expect([MessageKind.text, .mealLog, .system].map(\.rawValue) == [0, 1, 2])
         #expect(MessageKind(rawValue: 3) == nil, "a new message kind: add it above, with its number")
-        #expect(ChatRecord.systemMessage == 1)
+        #expect(ChatRecord.Columns.systemMessage == 1)
         #expect(LogSQL.placeholderKind == -1)
         #expect([Side.coach, .client].map(\.rawValue) == [0, 1])
     }

@@ -233,7 +233,7 @@ struct NATSBrokerTests {
         try c.waitUntilRemote(follower.nodeID, has: "marker")
         func batch(_ positions: [Int64]) -> String {
             LogStreamCodec.encode(positions.map {
-                ChatRecord(pos: $0, kind: .message, threadNo: $0 % 2 + 1, side: .client, seq: $0, ref: "m\($0)", body: "b\($0)", at: 0)
+                ChatRecord(pos: $0, threadNo: $0 % 2 + 1, side: .client, seq: $0, at: 0, .message(MessageRecord(clientMessageID: "m\($0)", body: "b\($0)")))
             })
         }
         // A commits the odd positions, C the even ones, in batches of two; each publishes after its commit.

@@ -12,7 +12,7 @@ import TestSupport
 @Suite("PostgreSQL log", .serialized)
 struct PostgresChatLogTests {
     static func message(_ thread: Int64, _ seq: Int64, _ ref: String, side: Side = .client) -> ChatRecord {
-        ChatRecord(kind: .message, threadNo: thread, side: side, seq: seq, ref: ref, body: "body \(ref)", at: 1000 + seq)
+        ChatRecord(threadNo: thread, side: side, seq: seq, at: 1000 + seq, .message(MessageRecord(clientMessageID: ref, body: "body \(ref)")))
     }
 
     /// A database with `threads` threads ("t1"… between coach "cN" and client "aN"), numbered 1…, and their
@@ -98,7 +98,7 @@ struct PostgresChatLogTests {
         // Positions 1 and 2 are the link records; the ten messages follow, alternating writers.
         #expect(try a.recordsAfter(2, limit: 100).map(\.pos) == Array(3...12))
         #expect(try a.recordsAfter(4, through: 6, limit: 100).map(\.pos) == [5, 6])
-        #expect(try b.recordsAfter(2, limit: 3).map(\.ref) == ["a1", "b1", "a2"])
+        #expect(try b.recordsAfter(2, limit: 3).map(\.content.message?.clientMessageID) == ["a1", "b1", "a2"])
 
         // A follower that heard only B's publications: A's records are gaps, filled from the store.
         var sequencer = LogSequencer(after: 2)
@@ -126,9 +126,10 @@ struct PostgresChatLogTests {
         #expect(throws: ChatLogError.halted) { try waitFor { b.append([Self.message(1, 2, "from-b")], completion: $0) } }
         b.resume()
         _ = try waitFor { b.append([Self.message(1, 2, "from-b", side: .coach)], completion: $0) }
-        #expect(try a.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["from-b", "from-a"])
+        #expect(try a.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.content.message?.clientMessageID) == ["from-b", "from-a"])
         // Records that are not messages share the thread's last seq, as in every engine.
-        _ = try waitFor { a.append([ChatRecord(kind: .receipt, threadNo: 1, side: .client, seq: 2, a: 2, b: 2, at: 5)], completion: $0) }
+        _ = try waitFor { a.append([ChatRecord(threadNo: 1, side: .client, seq: 2, at: 5,
+                                               .receipt(ReceiptRecord(delivered: 2, read: 2, readMoved: true)))], completion: $0) }
     }
 
     @Test func aServerOutageFailsAppendsWithoutAFalseAckAndTheLogRecoversWithoutARestart() throws {
@@ -153,7 +154,7 @@ struct PostgresChatLogTests {
         log.resume()  // what the messaging hub does once it has reloaded its state
         // The writer and the readers reconnect by themselves.
         #expect(try waitFor { log.append([Self.message(1, 2, "after")], completion: $0) } == [3])
-        #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["after", "before"])
+        #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.content.message?.clientMessageID) == ["after", "before"])
         // The acknowledged record survived PostgreSQL's crash (an immediate stop skips the shutdown checkpoint).
         #expect(try log.load().tail.map(\.pos) == [1, 2, 3])
     }
@@ -195,7 +196,8 @@ struct PostgresChatLogTests {
                                                  action: nil, before: nil, after: session)
                     let json = String(decoding: try! JSONEncoder().encode(body), as: UTF8.self)
                     let threadNo = Int64(session.threadID.dropFirst())!
-                    let record = ChatRecord(kind: .session, threadNo: threadNo, side: .coach, seq: 0, ref: session.id, body: json, at: base)
+                    let record = ChatRecord(threadNo: threadNo, side: .coach, seq: 0, at: base, .session(SessionRecord(
+                        sessionID: session.id, isSystemMessage: false, byParticipant: true, json: json)))
                     do {
                         _ = try waitFor { writer.append([record], completion: $0) }
                         outcomes.withLock {
@@ -245,11 +247,13 @@ struct PostgresChatLogTests {
         let texts = [#"quote " and backslash \ and \" both"#, "{braces},commas,\"NULL\"", "NULL", "", " spaced ",
                      "مرحبا كيف حالك؟", "emoji 👋🏽 and\nnew\tlines", #"{"json": "card", "kcal": [1, 2]}"#, "a\u{0}b"]
         var records = texts.enumerated().map { index, text in
-            ChatRecord(kind: .message, threadNo: 1, side: .client, seq: Int64(index + 1), ref: text, body: text, at: 7)
+            ChatRecord(threadNo: 1, side: .client, seq: Int64(index + 1), at: 7, .message(MessageRecord(clientMessageID: text, body: text)))
         }
-        records.append(ChatRecord(kind: .message, threadNo: 1, side: .coach, seq: Int64(texts.count + 1), ref: nil, body: nil, at: 7))
+        // A record whose `ref` and `body` are NULL.
+        records.append(ChatRecord(threadNo: 1, side: .coach, seq: Int64(texts.count), at: 7,
+                                  .receipt(ReceiptRecord(delivered: 1, read: 0, readMoved: false))))
         _ = try waitFor { log.append(records, completion: $0) }
-        let stored = try log.records(threadNos: [1], after: 1, limit: 100)
+        let stored = try log.records(threadNos: [1], after: 1, limit: 100).map(\.content.columns)
         #expect(stored.map(\.body) == texts.map { $0.replacingOccurrences(of: "\u{0}", with: "") } + [nil])
         #expect(stored.map(\.ref) == texts.map { $0.replacingOccurrences(of: "\u{0}", with: "") } + [nil])
     }

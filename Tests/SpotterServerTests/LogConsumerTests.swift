@@ -64,7 +64,7 @@ struct LogConsumerTests {
 
     static func append(_ log: MemoryChatLog, _ count: Int, from first: Int = 1) throws {
         let records = (first..<(first + count)).map { n in
-            ChatRecord(kind: .message, threadNo: Int64(1 + n % 2), side: .client, seq: Int64(n), ref: "m\(n)", body: "b", at: Int64(n))
+            ChatRecord(threadNo: Int64(1 + n % 2), side: .client, seq: Int64(n), at: Int64(n), .message(MessageRecord(clientMessageID: "m\(n)", body: "b")))
         }
         _ = try waitFor { log.append(records, completion: $0) }
     }
@@ -89,7 +89,7 @@ struct LogConsumerTests {
         try waitUntil(10, "250 records delivered") { consumer.positions.count >= 250 }
         #expect(consumer.positions == Array(1...250))
         #expect(consumer.received.withLock { $0.map(\.id) } == (1...250).map { "pos:\($0)" })
-        #expect(consumer.received.withLock { $0.map(\.record.ref) } == (1...250).map { "m\($0)" })
+        #expect(consumer.received.withLock { $0.map(\.record.content.message?.clientMessageID) } == (1...250).map { "m\($0)" })
         // Never more than a batch at once, however far behind the consumer started.
         #expect(consumer.attempts.withLock { $0.allSatisfy { $0.count <= 16 } })
         try waitUntil(5, "the position saved past the last batch") { (try? log.consumerPosition("test")) == 250 }

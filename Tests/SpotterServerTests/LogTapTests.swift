@@ -64,7 +64,7 @@ struct LogTapTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(#"{"at":1,"id":"pos:1","kind":"mess"#.utf8).write(to: URL(fileURLWithPath: path))
         let tap = try LogTap(path: path)
-        let record = ChatRecord(pos: 1, kind: .message, threadNo: 3, side: .client, seq: 1, ref: "c\"1", body: "secret", at: 1)
+        let record = ChatRecord(pos: 1, threadNo: 3, side: .client, seq: 1, at: 1, .message(MessageRecord(clientMessageID: "c\"1", body: "secret")))
         try tap.deliver([LogDelivery(record: record)])
         let file = TapFile(path)
         #expect(file.unreadable == 1)
@@ -73,6 +73,24 @@ struct LogTapTests {
         let line = #"{"at":1,"id":"pos:1","kind":"message","pos":1,"ref":"c\"1","seq":1,"side":"client","thread":3}"#
         #expect(contents.hasSuffix("mess\n" + line + "\n"), "\(contents)")
         #expect(!contents.contains("secret"), "bodies stay in the database")
+    }
+
+    /// `ref` names what the record is about, whatever its kind keeps in the log's columns: a receipt's "read"
+    /// marker is no reference, a rating prompt after a session names it.
+    @Test func eachKindsLineNamesItsReference() {
+        func line(_ content: ChatRecord.Content) -> String {
+            LogTap.line(LogDelivery(record: ChatRecord(pos: 2, threadNo: 1, side: .client, seq: 4, at: 9, content)))
+        }
+        let head = #"{"at":9,"id":"pos:2","#
+        #expect(line(.receipt(ReceiptRecord(delivered: 4, read: 4, readMoved: true)))
+            == head + #""kind":"receipt","pos":2,"seq":4,"side":"client","thread":1}"#)
+        #expect(line(.ratingPrompt(.afterSession(sessionID: "s1")))
+            == head + #""kind":"rating_prompt","pos":2,"ref":"s1","seq":4,"side":"client","thread":1}"#)
+        #expect(line(.ratingPrompt(.afterMessages(sent: 10))) == head + #""kind":"rating_prompt","pos":2,"seq":4,"side":"client","thread":1}"#)
+        #expect(line(.session(SessionRecord(sessionID: "s1", byParticipant: true, json: "{}"))).contains(#""ref":"s1""#))
+        #expect(line(.tier(TierRecord(tier: "premium"))).contains(#""kind":"tier","pos":2,"ref":"premium""#))
+        #expect(line(.coaching(CoachingChangeRecord(itemID: "g1", json: "{}"))).contains(#""kind":"record","pos":2,"ref":"g1""#))
+        #expect(line(.unknown(ChatRecord.Columns(kind: 42, ref: "x"))) == head + #""kind":"unknown","pos":2,"seq":4,"side":"client","thread":1}"#)
     }
 
     @Test func aStalledConsumerHoldsNoSendBackAndItsLagShowsInMetrics() throws {

@@ -55,8 +55,9 @@ struct EngineUnderTest: Sendable, CustomTestStringConvertible {
         }
         let log = MemoryChatLog(threads: [row("t1", 1, "c", "a", 10), row("t2", 2, "d", "b", 11)],
                                 names: ["a": "A", "b": "B", "c": "C", "d": "D"])
-        _ = try waitFor { log.append([ChatRecord(kind: .link, threadNo: 1, side: .client, seq: 0, a: 1, at: 10),
-                                      ChatRecord(kind: .link, threadNo: 2, side: .client, seq: 0, a: 1, at: 11)], completion: $0) }
+        _ = try waitFor { log.append([ChatRecord(threadNo: 1, side: .client, seq: 0, at: 10, .link(LinkChangeRecord(active: true))),
+                                      ChatRecord(threadNo: 2, side: .client, seq: 0, at: 11, .link(LinkChangeRecord(active: true)))],
+                                     completion: $0) }
         return EngineUnderTest(name: "memory", engine: log, breakNextAppend: { log.failNextAppend() }, repair: {})
     }
 }
@@ -66,58 +67,60 @@ struct EngineUnderTest: Sendable, CustomTestStringConvertible {
 struct ChatLogConformanceTests {
     static func engines() throws -> [EngineUnderTest] { [try .sqlite(), try .memory(), try .postgres()] }
 
-    func message(_ thread: Int64, _ side: Side, _ seq: Int64, _ ref: String) -> ChatRecord {
-        ChatRecord(kind: .message, threadNo: thread, side: side, seq: seq, ref: ref, body: "body \(ref)", at: 1000 + seq)
+    func message(_ thread: Int64, _ side: Side, _ seq: Int64, _ ref: String, kind: MessageKind = .text, at: Int64? = nil) -> ChatRecord {
+        ChatRecord(threadNo: thread, side: side, seq: seq, at: at ?? 1000 + seq,
+                   .message(MessageRecord(kind: kind, clientMessageID: ref, body: "body \(ref)")))
     }
+
+    /// The messages' client_message_ids (nil for a record of another kind).
+    func ids(_ records: [ChatRecord]) -> [String?] { records.map(\.content.message?.clientMessageID) }
 
     @Test(arguments: try engines())
     func appendsGetIncreasingPositionsAndReadBackByThread(_ under: EngineUnderTest) throws {
         let log = under.engine
         let records = [message(1, .client, 1, "m1"), message(2, .coach, 1, "n1"), message(1, .coach, 2, "m2"),
-                       ChatRecord(kind: .receipt, threadNo: 1, side: .client, seq: 2, a: 2, b: 2, ref: "read", at: 5),
+                       ChatRecord(threadNo: 1, side: .client, seq: 2, at: 5, .receipt(ReceiptRecord(delivered: 2, read: 2, readMoved: true))),
                        message(1, .client, 3, "m3")]
         let positions = try waitFor { log.append(records, completion: $0) }
         #expect(positions == [3, 4, 5, 6, 7])
         let after = try log.records(threadNos: [1, 2], after: 3, limit: 10)
         #expect(after.map(\.pos) == [4, 5, 6, 7])
-        #expect(after[2].kind == .receipt && after[2].a == 2 && after[2].b == 2 && after[2].ref == "read")
-        #expect(after[1].body == "body m2" && after[1].side == .coach && after[1].at == 1002)
+        #expect(after[2].content == .receipt(ReceiptRecord(delivered: 2, read: 2, readMoved: true)))
+        #expect(after[1].content.message?.body == "body m2" && after[1].side == .coach && after[1].at == 1002)
         #expect(try log.records(threadNos: [1, 2], after: 3, limit: 2).map(\.pos) == [4, 5])
         #expect(try log.records(threadNos: [2], after: 0, limit: 10).map(\.pos) == [2, 4])
         #expect(try log.records(threadNos: [], after: 0, limit: 10).isEmpty)
         // History: messages only, newest first, before a seq.
         #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.seq) == [3, 2, 1])
-        #expect(try log.history(threadNo: 1, beforeSeq: 3, limit: 1).map(\.ref) == ["m2"])
+        #expect(ids(try log.history(threadNo: 1, beforeSeq: 3, limit: 1)) == ["m2"])
         // Ordered reads see every append before them.
-        #expect(try waitFor { log.message(threadNo: 1, seq: 2, completion: $0) }?.body == "body m2")
+        #expect(try waitFor { log.message(threadNo: 1, seq: 2, completion: $0) }?.content.message?.body == "body m2")
         #expect(try waitFor { log.message(threadNo: 1, seq: 9, completion: $0) } == nil)
         let window = try waitFor { log.recentSends(threadNo: 1, limit: 2, completion: $0) }
         #expect(window == [SentKey(side: .client, clientMessageID: "m3", seq: 3), SentKey(side: .coach, clientMessageID: "m2", seq: 2)])
-        // A session record is in the history when it is the thread's system message (`a` 1), not otherwise.
+        // A session record is in the history when it is the thread's system message, not otherwise.
         _ = try waitFor { log.append([
-            ChatRecord(kind: .session, threadNo: 1, side: .coach, seq: 3, ref: "old", body: "{}", at: 8),
-            ChatRecord(kind: .session, threadNo: 1, side: .coach, seq: 4, a: ChatRecord.systemMessage, ref: "s1", body: "{}", at: 9),
+            ChatRecord(threadNo: 1, side: .coach, seq: 3, at: 8,
+                       .session(SessionRecord(sessionID: "old", isSystemMessage: false, byParticipant: true, json: "{}"))),
+            ChatRecord(threadNo: 1, side: .coach, seq: 4, at: 9,
+                       .session(SessionRecord(sessionID: "s1", isSystemMessage: true, byParticipant: true, json: "{}"))),
         ], completion: $0) }
         let history = try log.history(threadNo: 1, beforeSeq: nil, limit: 10)
-        #expect(history.map(\.seq) == [4, 3, 2, 1] && history.first?.kind == .session && history.first?.ref == "s1")
+        #expect(history.map(\.seq) == [4, 3, 2, 1] && history.first?.content.session?.sessionID == "s1")
         #expect(try waitFor { log.recentSends(threadNo: 1, limit: 5, completion: $0) }.map(\.seq) == [3, 2, 1])
         // Meal logs (messages of kind 1) of several threads, newest first across them, paged by position.
-        var meal = message(1, .client, 5, "meal1")
-        meal.a = MessageKind.mealLog.rawValue
-        var otherMeal = message(2, .client, 2, "meal2")
-        otherMeal.a = MessageKind.mealLog.rawValue
-        var lastMeal = message(1, .client, 6, "meal3")
-        lastMeal.a = MessageKind.mealLog.rawValue
+        let meal = message(1, .client, 5, "meal1", kind: .mealLog)
+        let otherMeal = message(2, .client, 2, "meal2", kind: .mealLog)
+        let lastMeal = message(1, .client, 6, "meal3", kind: .mealLog)
         let mealPositions = try waitFor { log.append([meal, otherMeal, message(1, .coach, 7, "text"), lastMeal], completion: $0) }
-        #expect(try log.meals(threadNos: [1, 2], before: nil, limit: 10).map(\.ref) == ["meal3", "meal2", "meal1"])
-        #expect(try log.meals(threadNos: [1, 2], before: nil, limit: 2).map(\.ref) == ["meal3", "meal2"])
-        #expect(try log.meals(threadNos: [1, 2], before: mealPositions[1], limit: 10).map(\.ref) == ["meal1"])
-        #expect(try log.meals(threadNos: [2], before: nil, limit: 10).map(\.ref) == ["meal2"])
+        #expect(ids(try log.meals(threadNos: [1, 2], before: nil, limit: 10)) == ["meal3", "meal2", "meal1"])
+        #expect(ids(try log.meals(threadNos: [1, 2], before: nil, limit: 2)) == ["meal3", "meal2"])
+        #expect(ids(try log.meals(threadNos: [1, 2], before: mealPositions[1], limit: 10)) == ["meal1"])
+        #expect(ids(try log.meals(threadNos: [2], before: nil, limit: 10)) == ["meal2"])
         #expect(try log.meals(threadNos: [], before: nil, limit: 10).isEmpty)
         // A client's sends since a time count their own messages only, not a service's system messages.
         let before = try waitFor { log.sendsSince(threadNos: [1, 2], side: .client, since: 0, completion: $0) }
-        var system = message(1, .client, 8, "svc-1")
-        system.a = MessageKind.system.rawValue
+        let system = message(1, .client, 8, "svc-1", kind: .system)
         _ = try waitFor { log.append([system], completion: $0) }
         #expect(try waitFor { log.sendsSince(threadNos: [1, 2], side: .client, since: 0, completion: $0) } == before)
     }
@@ -131,7 +134,7 @@ struct ChatLogConformanceTests {
         let positions = try waitFor { log.append(records, completion: $0) }
         let mark = try waitFor { log.checkpoint([], first: true, last: true, through: positions[0], completion: $0) }
         #expect(mark == positions[0])
-        #expect(try log.load().tail.map(\.ref) == ["m2", "m3"])
+        #expect(ids(try log.load().tail) == ["m2", "m3"])
     }
 
     @Test(arguments: try engines())
@@ -153,7 +156,7 @@ struct ChatLogConformanceTests {
         #expect(mark == positions.last)
 
         let loaded = try log.load()
-        #expect(loaded.tail.map(\.ref) == ["m3"])
+        #expect(ids(loaded.tail) == ["m3"])
         #expect(loaded.threads.map(\.id) == ["t1", "t2"])
         let t1 = try #require(loaded.threads.first { $0.id == "t1" })
         #expect(t1.lastSeq == 2 && t1.lastPreview == "body m2" && t1.lastSide == .coach)
@@ -182,25 +185,20 @@ struct ChatLogConformanceTests {
         let checkIn = RecordBody(change: "check_in.created", checkIn: CheckInView(
             id: "ci1", clientId: "a", weightKg: 70, photos: nil, notes: nil, challenges: nil, coachComment: nil,
             commentedAt: nil, createdAt: 30))
-        var meal = message(1, .client, 2, "meal")
-        meal.a = MessageKind.mealLog.rawValue
-        meal.at = 500
-        var otherMeal = message(2, .client, 1, "meal2")
-        otherMeal.a = MessageKind.mealLog.rawValue
-        otherMeal.at = 600
-        var system = message(1, .client, 3, "svc")
-        system.a = MessageKind.system.rawValue
+        let meal = message(1, .client, 2, "meal", kind: .mealLog, at: 500)
+        let otherMeal = message(2, .client, 1, "meal2", kind: .mealLog, at: 600)
+        let system = message(1, .client, 3, "svc", kind: .system)
         let checkInJSON = String(decoding: try JSONEncoder().encode(checkIn), as: UTF8.self)
         let records = [
             message(1, .client, 1, "text"), meal, otherMeal, system,
-            ChatRecord(kind: .receipt, threadNo: 1, side: .coach, seq: 3, a: 1, b: 1, at: 20),
-            ChatRecord(kind: .session, threadNo: 1, side: .coach, seq: 3, b: 1, ref: "s1", body: session(.scheduled, version: 1), at: 21),
-            ChatRecord(kind: .session, threadNo: 1, side: .client, seq: 4, a: ChatRecord.systemMessage, b: 1, ref: "s1",
-                       body: session(.cancelled, version: 2), at: 22),
-            ChatRecord(kind: .ratingPrompt, threadNo: 1, side: .client, seq: 4, a: 1, at: 23),
-            ChatRecord(kind: .tier, threadNo: 1, side: .client, seq: 4, a: 1, ref: "premium", at: 24),
-            ChatRecord(kind: .record, threadNo: 1, side: .client, seq: 4, ref: "ci1",
-                       body: checkInJSON, at: 30),
+            ChatRecord(threadNo: 1, side: .coach, seq: 3, at: 20, .receipt(ReceiptRecord(delivered: 1, read: 1, readMoved: true))),
+            ChatRecord(threadNo: 1, side: .coach, seq: 3, at: 21, .session(SessionRecord(
+                sessionID: "s1", isSystemMessage: false, byParticipant: true, json: session(.scheduled, version: 1)))),
+            ChatRecord(threadNo: 1, side: .client, seq: 4, at: 22, .session(SessionRecord(
+                sessionID: "s1", isSystemMessage: true, byParticipant: true, json: session(.cancelled, version: 2)))),
+            ChatRecord(threadNo: 1, side: .client, seq: 4, at: 23, .ratingPrompt(.afterMessages(sent: 1))),
+            ChatRecord(threadNo: 1, side: .client, seq: 4, at: 24, .tier(TierRecord(tier: "premium"))),
+            ChatRecord(threadNo: 1, side: .client, seq: 4, at: 30, .coaching(CoachingChangeRecord(itemID: "ci1", json: checkInJSON))),
         ]
         _ = try waitFor { log.append(records, completion: $0) }
         let loaded = try log.load()
@@ -220,6 +218,6 @@ struct ChatLogConformanceTests {
         #expect(throws: ChatLogError.halted) { try waitFor { log.append([message(1, .client, 2, "y")], completion: $0) } }
         log.resume()
         #expect(try waitFor { log.append([message(1, .client, 1, "x")], completion: $0) } == [3])
-        #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.ref) == ["x"])
+        #expect(ids(try log.history(threadNo: 1, beforeSeq: nil, limit: 10)) == ["x"])
     }
 }

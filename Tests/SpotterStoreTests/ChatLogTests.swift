@@ -60,12 +60,12 @@ struct LogMigrationTests {
         let history = try log.history(threadNo: 1, beforeSeq: nil, limit: 10)
         #expect(history.map(\.seq) == [3, 2, 1])
         #expect(history.map(\.side) == [.client, .coach, .client])
-        #expect(history.first?.body == "old 3" && history.first?.ref == "m3")
+        #expect(history.first?.content == .message(MessageRecord(clientMessageID: "m3", body: "old 3")))
         #expect(loaded.threads.first?.lastPos == 60)
         // New records come after everything an old cursor could name.
         let box = Mutex<[Int64]>([])
         let done = DispatchSemaphore(value: 0)
-        log.append([ChatRecord(kind: .message, threadNo: 1, side: .client, seq: 4, ref: "m4", body: "new", at: 200)]) { result in
+        log.append([ChatRecord(threadNo: 1, side: .client, seq: 4, at: 200, .message(MessageRecord(clientMessageID: "m4", body: "new")))]) { result in
             box.withLock { $0 = (try? result.get()) ?? [] }
             done.signal()
         }

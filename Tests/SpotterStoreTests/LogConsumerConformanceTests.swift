@@ -15,7 +15,7 @@ struct LogConsumerConformanceTests {
     }
 
     func message(_ thread: Int64, _ seq: Int64) -> ChatRecord {
-        ChatRecord(kind: .message, threadNo: thread, side: .client, seq: seq, ref: "m\(thread)-\(seq)", body: "b", at: 100 + seq)
+        ChatRecord(threadNo: thread, side: .client, seq: seq, at: 100 + seq, .message(MessageRecord(clientMessageID: "m\(thread)-\(seq)", body: "b")))
     }
 
     @Test(arguments: try ChatLogConformanceTests.engines())
@@ -28,7 +28,7 @@ struct LogConsumerConformanceTests {
         #expect(try log.recordsAfter(0, through: nil, limit: 100).map(\.pos) == [1, 2, 3, 4, 5, 6])
         let page = try log.recordsAfter(2, through: 5, limit: 2)
         #expect(page.map(\.pos) == [3, 4])
-        #expect(page.map(\.ref) == ["m1-1", "m2-1"])
+        #expect(page.map(\.content.message?.clientMessageID) == ["m1-1", "m2-1"])
         #expect(page.map(\.threadNo) == [1, 2])
         #expect(try log.recordsAfter(4, through: 5, limit: 100).map(\.pos) == [5])
         #expect(try log.recordsAfter(6, through: nil, limit: 100).isEmpty)
@@ -76,7 +76,7 @@ struct LogConsumerConformanceTests {
         #expect(try log.newestPosition() == 41)
         let records = try log.recordsAfter(0, through: nil, limit: 10)
         #expect(records.map(\.pos) == [41])
-        #expect(records.map(\.ref) == ["old"])
+        #expect(records.map(\.content.message?.clientMessageID) == ["old"])
         try log.saveConsumerPosition("tap", 41)
         #expect(try log.consumerPosition("tap") == 41)
     }

@@ -37,64 +37,89 @@ public enum MessageKind: Int64, Sendable, Equatable {
 /// message and the thread's last seq when the record was made otherwise, so
 /// within a thread `seq` never decreases as `pos` grows (the store's thread
 /// index relies on it). `pos` is the record's position in the log, given by
-/// the store when it is appended (0 before).
+/// the store when it is appended (0 before). What changed is the typed `content`;
+/// how it is stored is `ChatRecord+Columns.swift`'s alone.
 public struct ChatRecord: Sendable, Equatable {
+    /// The kinds of record, as the log's `kind` column stores them (`StoredKindTests` pins the numbers).
     public enum Kind: Int64, Sendable, Equatable {
-        /// `a`: `MessageKind`; `ref`: client_message_id; `body`: the text or the meal card's JSON, or with `b` = 1
-        /// a text with attachments (`AttachedText` JSON).
+        /// `MessageRecord`
         case message = 0
-        /// `a`: delivered seq, `b`: read seq, of `side`, after the change.
+        /// `ReceiptRecord`
         case receipt = 1
-        /// `a`: 1 if the thread became writable, 0 if it stopped being writable. `side` is the client.
+        /// `LinkChangeRecord`
         case link = 2
-        /// A video session changed: `ref` the session id, `body` a `SessionRecordBody` (the session as it now
-        /// stands, the change, who made it and what it was before), `side` the actor's side and `b` 1 when a
-        /// participant made the change (`b` 0, `side` coach: the server did). With `a` = 1 (`systemMessage`) the record is also the thread's system message about the
-        /// change, with its own `seq`; records written before system messages took a seq have `a` = 0 and the
-        /// thread's last seq.
+        /// `SessionRecord`
         case session = 3
-        /// Ask the client to rate their coach (`--ratings`): `side` the client, `seq` the thread's last seq (not
-        /// a message), `a` the client's messages sent so far for a prompt after every 10th, `ref` the session id
-        /// for a prompt after a completed session.
+        /// `RatingPromptRecord`
         case ratingPrompt = 4
-        /// An admin changed the client's tier (`--tiers`): `side` the client, `seq` the thread's last seq, `ref`
-        /// the new tier. Logged on the client's current thread, so `resume` replays it.
+        /// `TierRecord`
         case tier = 5
-        /// The client's coaching record changed (a challenge, a check-in, a measurement, a goal): `side` the actor,
-        /// `seq` the thread's last seq (not a message), `a` 0, `ref` the item's id, `body` a `RecordBody` (the
-        /// change and the item as it now stands). Logged on the client's current thread.
+        /// `CoachingChangeRecord`
         case record = 6
     }
 
-    /// `a` of a `session` record that is a system message in its thread.
-    public static let systemMessage: Int64 = 1
+    /// What a record says, one typed body per kind.
+    public enum Content: Sendable, Equatable {
+        case message(MessageRecord)
+        case receipt(ReceiptRecord)
+        case link(LinkChangeRecord)
+        case session(SessionRecord)
+        case ratingPrompt(RatingPromptRecord)
+        case tier(TierRecord)
+        case coaching(CoachingChangeRecord)
+        /// A row of a kind this version does not know (a newer server wrote it): kept as stored, so that its
+        /// position is accounted for; every rule ignores it.
+        case unknown(Columns)
+
+        /// The kind; nil for `unknown`.
+        public var kind: Kind? {
+            switch self {
+            case .message: .message
+            case .receipt: .receipt
+            case .link: .link
+            case .session: .session
+            case .ratingPrompt: .ratingPrompt
+            case .tier: .tier
+            case .coaching: .record
+            case .unknown: nil
+            }
+        }
+
+        public var message: MessageRecord? { if case .message(let body) = self { body } else { nil } }
+        public var receipt: ReceiptRecord? { if case .receipt(let body) = self { body } else { nil } }
+        public var link: LinkChangeRecord? { if case .link(let body) = self { body } else { nil } }
+        public var session: SessionRecord? { if case .session(let body) = self { body } else { nil } }
+        public var ratingPrompt: RatingPromptRecord? { if case .ratingPrompt(let body) = self { body } else { nil } }
+        public var tier: TierRecord? { if case .tier(let body) = self { body } else { nil } }
+        public var coaching: CoachingChangeRecord? { if case .coaching(let body) = self { body } else { nil } }
+    }
 
     /// Whether the record is a message of its thread (a person's, or the server's about a session): it has its
     /// own seq, `history` lists it and it counts as unread.
-    public var isThreadMessage: Bool { kind == .message || (kind == .session && a == ChatRecord.systemMessage) }
+    public var isThreadMessage: Bool {
+        switch content {
+        case .message: true
+        case .session(let session): session.isSystemMessage
+        default: false
+        }
+    }
 
     public var pos: Int64
-    public var kind: Kind
     public var threadNo: Int64
     public var side: Side
     public var seq: Int64
-    public var a: Int64
-    public var b: Int64
-    public var ref: String?
-    public var body: String?
     public var at: Int64
+    public var content: Content
 
-    public init(pos: Int64 = 0, kind: Kind, threadNo: Int64, side: Side, seq: Int64, a: Int64 = 0, b: Int64 = 0,
-                ref: String? = nil, body: String? = nil, at: Int64) {
+    /// The kind of `content`; nil for a kind this version does not know.
+    public var kind: Kind? { content.kind }
+
+    public init(pos: Int64 = 0, threadNo: Int64, side: Side, seq: Int64, at: Int64, _ content: Content) {
         self.pos = pos
-        self.kind = kind
         self.threadNo = threadNo
         self.side = side
         self.seq = seq
-        self.a = a
-        self.b = b
-        self.ref = ref
-        self.body = body
         self.at = at
+        self.content = content
     }
 }

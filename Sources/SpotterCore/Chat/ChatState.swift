@@ -105,8 +105,8 @@ public final class ChatState {
         if checkDuplicates, let seq = thread.recent?.find(key) { return .candidate(seq: seq) }
         if let refused = admit?(side) { throw refused }
         let record = ChatRecord(
-            kind: .message, threadNo: thread.no, side: side, seq: thread.lastSeq + 1, a: kind.rawValue,
-            b: withAttachments ? 1 : 0, ref: clientMessageID, body: body, at: now)
+            threadNo: thread.no, side: side, seq: thread.lastSeq + 1, at: now,
+            .message(MessageRecord(kind: kind, clientMessageID: clientMessageID, body: body, hasAttachments: withAttachments)))
         apply(record)
         return .append(record)
     }
@@ -121,9 +121,8 @@ public final class ChatState {
         let newDelivered = max(thread.deliveredSeq(side), min(delivered ?? 0, thread.lastSeq), newRead)
         var record: ChatRecord?
         if newRead != thread.readSeq(side) || newDelivered != thread.deliveredSeq(side) {
-            // `ref` "read" marks a read position that moved: the reader's other devices hear of it.
-            let made = ChatRecord(kind: .receipt, threadNo: thread.no, side: side, seq: thread.lastSeq, a: newDelivered,
-                                  b: newRead, ref: newRead != thread.readSeq(side) ? "read" : nil, at: now)
+            let made = ChatRecord(threadNo: thread.no, side: side, seq: thread.lastSeq, at: now, .receipt(ReceiptRecord(
+                delivered: newDelivered, read: newRead, readMoved: newRead != thread.readSeq(side))))
             apply(made)
             record = made
         }
@@ -137,8 +136,8 @@ public final class ChatState {
     /// made the change (nil: the server) has read it. Applied at once, like a send.
     public func sessionMessage(thread: ChatThread, actor: Side?, sessionID: String, body: String, now: Int64) -> ChatRecord {
         let record = ChatRecord(
-            kind: .session, threadNo: thread.no, side: actor ?? .coach, seq: thread.lastSeq + 1, a: ChatRecord.systemMessage,
-            b: actor == nil ? 0 : 1, ref: sessionID, body: body, at: now)
+            threadNo: thread.no, side: actor ?? .coach, seq: thread.lastSeq + 1, at: now,
+            .session(SessionRecord(sessionID: sessionID, isSystemMessage: true, byParticipant: actor != nil, json: body)))
         apply(record)
         return record
     }
@@ -146,8 +145,8 @@ public final class ChatState {
     /// A rating prompt for the client of `thread` (`--ratings`): after their `messagesSent`-th message, or after
     /// the session `sessionID` completed.
     public func ratingPrompt(thread: ChatThread, messagesSent: Int64, sessionID: String?, now: Int64) -> ChatRecord {
-        ChatRecord(kind: .ratingPrompt, threadNo: thread.no, side: .client, seq: thread.lastSeq,
-                   a: sessionID == nil ? messagesSent : 0, ref: sessionID, at: now)
+        ChatRecord(threadNo: thread.no, side: .client, seq: thread.lastSeq, at: now,
+                   .ratingPrompt(sessionID.map { .afterSession(sessionID: $0) } ?? .afterMessages(sent: messagesSent)))
     }
 
     /// Whether a client's `count`-th message asks for a rating (every 10th).
@@ -160,14 +159,14 @@ public final class ChatState {
     /// Records of unknown threads are skipped.
     public func apply(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
-        switch record.kind {
-        case .ratingPrompt, .tier, .record:
+        switch record.content {
+        case .ratingPrompt, .tier, .coaching, .unknown:
             if record.pos > 0 { committed(record) }
             return
-        case .session:
+        case .session(let session):
             // Sessions live in `SessionBook`; the thread learns the system message (not the list's preview,
             // which stays the last thing a person wrote, in their words) and the record's position.
-            guard record.a == ChatRecord.systemMessage else {
+            guard session.isSystemMessage else {
                 if record.pos > 0 { committed(record) }
                 return
             }
@@ -175,29 +174,29 @@ public final class ChatState {
                 thread.lastSeq = record.seq
                 thread.lastMessageAt = record.at
             }
-            // `b` = 1: a participant made the change, and has read it.
-            if record.b == 1 {
+            // A participant who made the change has read it.
+            if session.byParticipant {
                 thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
                                     read: max(thread.readSeq(record.side), record.seq))
             }
-        case .message:
+        case .message(let message):
             // Applying is monotone (a record older than what the state holds changes nothing it should not), so
             // a restart may replay records a checkpoint already includes.
             if record.seq >= thread.lastSeq {
                 thread.lastSeq = record.seq
                 thread.lastMessageAt = record.at
                 thread.lastSide = record.side
-                thread.setLast(kind: MessageKind(rawValue: record.a) ?? .text, body: record.body ?? "", attached: record.b == 1)
+                thread.setLast(kind: message.kind, body: message.body, attached: message.hasAttachments)
             }
             // Writing marks the thread read (and received) for the writer.
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
                                 read: max(thread.readSeq(record.side), record.seq))
-            if let ref = record.ref { thread.recent?.add(RecentSends.key(record.side, ref), seq: record.seq) }
-        case .receipt:
-            thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.a),
-                                read: max(thread.readSeq(record.side), record.b))
-        case .link:
-            thread.active = record.a == 1
+            thread.recent?.add(RecentSends.key(record.side, message.clientMessageID), seq: record.seq)
+        case .receipt(let receipt):
+            thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), receipt.delivered),
+                                read: max(thread.readSeq(record.side), receipt.read))
+        case .link(let link):
+            thread.active = link.active
         }
         if record.pos > 0 { committed(record) }
         markDirty(thread)
@@ -307,18 +306,22 @@ public final class ChatState {
 
     /// The message a record holds, as clients see it.
     public func messageView(_ record: ChatRecord) -> MessageView? {
-        guard record.kind == .message, let thread = threadsByNo[record.threadNo] else { return nil }
+        guard let thread = threadsByNo[record.threadNo] else { return nil }
         return ChatState.messageView(record, threadID: thread.id, senderID: thread.userID(record.side))
     }
 
-    public static func messageView(_ record: ChatRecord, threadID: String, senderID: String) -> MessageView {
-        let kind = MessageKind(rawValue: record.a) ?? .text
-        let body = record.body ?? ""
-        let meal = kind == .mealLog ? try? JSONDecoder().decode(MealLog.self, from: Data(body.utf8)) : nil
-        let attached = record.b == 1 ? try? JSONDecoder().decode(AttachedText.self, from: Data(body.utf8)) : nil
+    /// The message a record holds, as clients see it; nil for a record of another kind.
+    public static func messageView(_ record: ChatRecord, threadID: String, senderID: String) -> MessageView? {
+        guard let message = record.content.message else { return nil }
+        return messageView(message, seq: record.seq, at: record.at, threadID: threadID, senderID: senderID)
+    }
+
+    public static func messageView(_ message: MessageRecord, seq: Int64, at: Int64, threadID: String, senderID: String) -> MessageView {
+        let meal = message.kind == .mealLog ? try? JSONDecoder().decode(MealLog.self, from: Data(message.body.utf8)) : nil
+        let attached = message.hasAttachments ? try? JSONDecoder().decode(AttachedText.self, from: Data(message.body.utf8)) : nil
         return MessageView(
-            threadId: threadID, seq: record.seq, senderId: senderID, clientMessageId: record.ref ?? "", kind: kind.wire,
-            text: kind == .mealLog ? nil : attached?.text ?? body, meal: meal, createdAt: record.at,
+            threadId: threadID, seq: seq, senderId: senderID, clientMessageId: message.clientMessageID, kind: message.kind.wire,
+            text: message.kind == .mealLog ? nil : attached?.text ?? message.body, meal: meal, createdAt: at,
             attachments: attached?.attachments)
     }
 
@@ -328,37 +331,40 @@ public final class ChatState {
     /// message's JSON when the caller has written it already (for the reply).
     public func events(for record: ChatRecord, messageJSON: String? = nil) -> [(userID: String, payload: String)] {
         guard let thread = threadsByNo[record.threadNo] else { return [] }
-        switch record.kind {
+        switch record.content {
         case .message:
             guard let message = messageJSON ?? messageView(record)?.jsonText else { return [] }
             return [Side.coach, Side.client].map { side in
                 let userID = thread.userID(side)
                 return (userID, MessageEvent.jsonText(message: message, unread: thread.unread(side), totalUnread: totalUnread(userID)))
             }
-        case .receipt:
+        case .receipt(let receipt):
             let reader = thread.userID(record.side)
             let peer = thread.userID(record.side.other)
-            let receipt = ReceiptEvent(threadId: thread.id, userId: reader, deliveredSeq: record.a, readSeq: record.b)
-            guard record.ref == "read" else { return [(peer, receipt.jsonText)] }
-            let unread = UnreadEvent(threadId: thread.id, unread: max(0, thread.committedSeq - record.b),
-                                     totalUnread: totalUnread(reader), readSeq: record.b)
-            return [(peer, receipt.jsonText), (reader, unread.jsonText)]
-        case .ratingPrompt:
-            let event = RatingPromptEvent(
-                threadId: thread.id, coachId: thread.coachID, reason: record.ref == nil ? "messages" : "session",
-                messagesSent: record.ref == nil ? record.a : nil, sessionId: record.ref)
+            let event = ReceiptEvent(threadId: thread.id, userId: reader, deliveredSeq: receipt.delivered, readSeq: receipt.read)
+            guard receipt.readMoved else { return [(peer, event.jsonText)] }
+            let unread = UnreadEvent(threadId: thread.id, unread: max(0, thread.committedSeq - receipt.read),
+                                     totalUnread: totalUnread(reader), readSeq: receipt.read)
+            return [(peer, event.jsonText), (reader, unread.jsonText)]
+        case .ratingPrompt(let prompt):
+            let event = switch prompt {
+            case .afterMessages(let sent):
+                RatingPromptEvent(threadId: thread.id, coachId: thread.coachID, reason: "messages", messagesSent: sent, sessionId: nil)
+            case .afterSession(let sessionID):
+                RatingPromptEvent(threadId: thread.id, coachId: thread.coachID, reason: "session", messagesSent: nil, sessionId: sessionID)
+            }
             return [(thread.clientID, JSONText.encoder.encodeToString(event))]
-        case .tier:
-            return [(thread.clientID, JSONText.encoder.encodeToString(TierEvent(tier: record.ref ?? "freemium")))]
-        case .record:
-            let event = RecordBody.eventJSON(threadID: thread.id, body: record.body ?? "{}")
+        case .tier(let tier):
+            return [(thread.clientID, JSONText.encoder.encodeToString(TierEvent(tier: tier.tier)))]
+        case .coaching(let change):
+            let event = RecordBody.eventJSON(threadID: thread.id, body: change.json)
             return [(thread.coachID, event), (thread.clientID, event)]
-        case .session:
-            return []  // worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
-        case .link:
+        case .session, .unknown:
+            return []  // a session is worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
+        case .link(let link):
             return [Side.coach, Side.client].map { side in
                 let peer = thread.userID(side.other)
-                let event = ThreadEvent(threadId: thread.id, peerId: peer, peerName: names[peer], active: record.a == 1)
+                let event = ThreadEvent(threadId: thread.id, peerId: peer, peerName: names[peer], active: link.active)
                 return (thread.userID(side), JSONText.encoder.encodeToString(event))
             }
         }

@@ -1,6 +1,7 @@
 /// The log's stored form as SQL, for both engines (SQLite's `ChatLog`, `PostgresChatLog`) and their migrations:
-/// every condition on `kind`, and on `a` where its meaning depends on the kind, is written here from the Swift
-/// definitions (`ChatRecord.Kind`, `MessageKind`, `ChatRecord.systemMessage`), so no SQL text spells those numbers.
+/// every condition on `kind`, and on `a` where its meaning depends on the kind (`ChatRecord+Columns.swift`), is
+/// written here from the Swift definitions (`ChatRecord.Kind`, `MessageKind`, `ChatRecord.Columns.systemMessage`),
+/// so no SQL text spells those numbers.
 ///
 /// The numbers go into the SQL text as literals, never as bound parameters: a partial index serves a query only
 /// when the query's WHERE holds the index's own condition (SQLite matches the terms as written, and PostgreSQL must
@@ -34,8 +35,8 @@ public enum LogSQL {
     /// A message a person wrote: a message whose `a` is not `MessageKind.system` (a service's).
     public static let isPersonsMessage = "\(isMessage) AND a != \(MessageKind.system.rawValue)"
 
-    /// A session record that is also its thread's system message (`a` is `ChatRecord.systemMessage`).
-    public static let isSessionSystemMessage = "\(isSession) AND a = \(ChatRecord.systemMessage)"
+    /// A session record that is also its thread's system message (`a` is `ChatRecord.Columns.systemMessage`).
+    public static let isSessionSystemMessage = "\(isSession) AND a = \(ChatRecord.Columns.systemMessage)"
 
     /// A message of its thread, with its own seq: `ChatRecord.isThreadMessage` in SQL. An OR: put it in
     /// parentheses when it is joined to other conditions.

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// Committed records as they travel between processes on the log stream (cluster mode: every process publishes
 /// what it committed, every process follows; `Sources/SpotterPostgres/CLUSTER.md`). One JSON array per batch,
-/// one object per record with one-letter keys. The stream is a fast path: a record it loses is read back from the
+/// one object per record with one-letter keys, its fields the log's columns (`ChatRecord.Columns`). The stream is a fast path: a record it loses is read back from the
 /// store (`LogSequencer.gap`), so the codec only has to be exact, not durable.
 public enum LogStreamCodec {
     private struct Wire: Codable {
@@ -20,8 +20,9 @@ public enum LogStreamCodec {
 
     public static func encode(_ records: [ChatRecord]) -> String {
         let wire = records.map { record in
-            Wire(p: record.pos, k: record.kind.rawValue, t: record.threadNo, s: record.side.rawValue, q: record.seq, a: record.a,
-                 b: record.b, r: record.ref, y: record.body, at: record.at)
+            let columns = record.content.columns
+            return Wire(p: record.pos, k: columns.kind, t: record.threadNo, s: record.side.rawValue, q: record.seq, a: columns.a,
+                        b: columns.b, r: columns.ref, y: columns.body, at: record.at)
         }
         // Encoding plain integers and strings cannot fail.
         return String(decoding: (try? JSONEncoder().encode(wire)) ?? Data("[]".utf8), as: UTF8.self)
@@ -34,9 +35,9 @@ public enum LogStreamCodec {
         var records: [ChatRecord] = []
         records.reserveCapacity(wire.count)
         for item in wire {
-            guard let kind = ChatRecord.Kind(rawValue: item.k), let side = Side(rawValue: item.s) else { return nil }
-            records.append(ChatRecord(pos: item.p, kind: kind, threadNo: item.t, side: side, seq: item.q, a: item.a, b: item.b,
-                                      ref: item.r, body: item.y, at: item.at))
+            guard ChatRecord.Kind(rawValue: item.k) != nil, Side(rawValue: item.s) != nil else { return nil }
+            records.append(ChatRecord(pos: item.p, threadNo: item.t, side: item.s, seq: item.q, at: item.at,
+                                      columns: ChatRecord.Columns(kind: item.k, a: item.a, b: item.b, ref: item.r, body: item.y)))
         }
         return records
     }

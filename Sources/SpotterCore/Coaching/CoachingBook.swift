@@ -507,8 +507,8 @@ extension RecordBody {
     /// The body of a `record` record (an item of the coaching record as it now stands), or nil for a record of
     /// another kind or a body this server cannot read. `decoder`: one to reuse when decoding many (a start).
     public init?(_ record: ChatRecord, decoder: JSONDecoder = JSONDecoder()) {
-        guard record.kind == .record, let body = record.body,
-              let stored = try? decoder.decode(RecordBody.self, from: Data(body.utf8)) else { return nil }
+        guard let change = record.content.coaching,
+              let stored = try? decoder.decode(RecordBody.self, from: Data(change.json.utf8)) else { return nil }
         self = stored
     }
 }

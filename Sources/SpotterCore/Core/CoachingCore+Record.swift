@@ -66,9 +66,9 @@ extension CoachingCore {
         let answer = JSONText.encoder.encodeToString(Self.merged(bodies))
         let records = bodies.filter { $0.change != "challenge.unchanged" }.map { body in
             coaching.apply(body)
-            return ChatRecord(kind: .record, threadNo: thread.no, side: side, seq: thread.lastSeq,
-                              ref: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id,
-                              body: JSONText.encoder.encodeToString(body), at: now)
+            return ChatRecord(threadNo: thread.no, side: side, seq: thread.lastSeq, at: now, .coaching(CoachingChangeRecord(
+                itemID: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id,
+                json: JSONText.encoder.encodeToString(body))))
         }
         return .commit(CoreCommit(records: records, reply: .json(answer)))
     }

@@ -124,19 +124,19 @@ public struct CoachingCore {
         case .candidate(let seq):
             guard let thread = chat.thread(id: request.threadID) else { throw APIError(.forbidden, field: "thread_id") }
             guard case .read(let found) = request.original else { return .read(.original(threadNo: thread.no, seq: seq)) }
-            guard let original = found, original.ref == request.clientMessageID,
-                  original.side == thread.side(of: request.sender) else {
+            guard let found, let original = found.content.message, original.clientMessageID == request.clientMessageID,
+                  found.side == thread.side(of: request.sender) else {
                 // Another key with the same hash: a new message after all.
                 var again = request
                 again.checkDuplicates = false
                 again.original = .notRead
                 return try send(again, context)
             }
-            guard original.a == request.kind.rawValue, original.body == request.body else {
+            guard original.kind == request.kind, original.body == request.body else {
                 throw APIError(.idempotencyConflict, field: "client_message_id")
             }
-            return .commit(CoreCommit(records: [], reply: .json(
-                ChatState.messageView(original, threadID: thread.id, senderID: request.sender).jsonText)))
+            return .commit(CoreCommit(records: [], reply: .json(ChatState.messageView(
+                original, seq: found.seq, at: found.at, threadID: thread.id, senderID: request.sender).jsonText)))
         case .needsWindow:
             guard let thread = chat.thread(id: request.threadID) else { throw APIError(.forbidden, field: "thread_id") }
             return .read(.window(threadID: thread.id, threadNo: thread.no, limit: ChatState.windowSize))
@@ -196,7 +196,7 @@ public struct CoachingCore {
             return .commit(CoreCommit(records: [], reply: .none, quotaChanged: [clientID]))
         }
         quotas.forget(clientID)
-        let record = ChatRecord(kind: .tier, threadNo: thread.no, side: .client, seq: thread.lastSeq, ref: tier, at: context.now)
+        let record = ChatRecord(threadNo: thread.no, side: .client, seq: thread.lastSeq, at: context.now, .tier(TierRecord(tier: tier)))
         return .commit(CoreCommit(records: [record], reply: .none, quotaChanged: [clientID]))
     }
 
@@ -219,28 +219,28 @@ public struct CoachingCore {
             }
             guard let thread = chat.thread(no: record.threadNo) else { continue }
             var messageJSON: String?
-            switch record.kind {
-            case .message:
-                if origin == .elsewhere, record.side == .client, record.a != MessageKind.system.rawValue {
+            switch record.content {
+            case .message(let message):
+                if origin == .elsewhere, record.side == .client, message.kind != .system {
                     // Charged by another process: this process's counts are read again from the log when next needed.
                     quotas.forget(thread.clientID)
                     sentEver[thread.clientID] = nil
                 }
-                if fresh, record.a == MessageKind.mealLog.rawValue { mealTimes[record.threadNo, default: []].append(record.at) }
+                if fresh, message.kind == .mealLog { mealTimes[record.threadNo, default: []].append(record.at) }
                 messageJSON = chat.messageView(record)?.jsonText
                 if applied.messageJSON == nil { applied.messageJSON = messageJSON }
             case .session:
                 if origin == .elsewhere, let stored = SessionRecordBody(record), let session = Session(view: stored.session) {
                     sessions.learn(session)
                 }
-            case .record:
+            case .coaching:
                 if origin == .elsewhere, let stored = RecordBody(record) { coaching.apply(stored) }
                 if !cardsFor.contains(thread.no) { cardsFor.append(thread.no) }
             case .tier:
                 quotas.forget(thread.clientID)
             case .link:
                 if !thread.active { applied.endedLinks.append(thread.no) }
-            case .receipt, .ratingPrompt:
+            case .receipt, .ratingPrompt, .unknown:
                 break
             }
             for (userID, payload) in events(for: record, messageJSON: messageJSON, context) {
@@ -260,7 +260,7 @@ public struct CoachingCore {
     /// A committed record's events, per participant (read back by `resume` too): chat records from the chat
     /// state, session records worded for each reader in their language and time zone.
     public func events(for record: ChatRecord, messageJSON: String? = nil, _ context: CoreContext) -> [(userID: String, payload: String)] {
-        guard record.kind == .session else { return chat.events(for: record, messageJSON: messageJSON) }
+        guard case .session = record.content else { return chat.events(for: record, messageJSON: messageJSON) }
         guard let thread = chat.thread(no: record.threadNo), let stored = SessionRecordBody(record) else { return [] }
         let sessionJSON = stored.session.jsonText
         return [(Side.coach, SessionActor.coach), (.client, .client)].compactMap { side, reader in
@@ -280,7 +280,7 @@ public struct CoachingCore {
     /// approved): made by the engines inside the transaction that changes the link, with the thread's newest seq
     /// and state as that transaction reads them, and applied here like any followed record.
     public static func linkRecord(threadNo: Int64, lastSeq: Int64, active: Bool, now: Int64) -> ChatRecord {
-        ChatRecord(kind: .link, threadNo: threadNo, side: .client, seq: lastSeq, a: active ? 1 : 0, at: now)
+        ChatRecord(threadNo: threadNo, side: .client, seq: lastSeq, at: now, .link(LinkChangeRecord(active: active)))
     }
 
     /// Threads read from the store (a link, provisioning, another process's link) with their people's names. A
@@ -298,7 +298,13 @@ public struct CoachingCore {
     /// when sessions or the coaching record changed too (their books moved with the records), everything is
     /// rebuilt.
     public static func recovery(after failed: [ChatRecord], clustered: Bool) -> Recovery {
-        if !clustered || failed.contains(where: { ![.message, .receipt, .ratingPrompt].contains($0.kind) }) {
+        let threadsAlone = failed.allSatisfy { record in
+            switch record.content {
+            case .message, .receipt, .ratingPrompt: true
+            case .link, .session, .tier, .coaching, .unknown: false
+            }
+        }
+        if !clustered || !threadsAlone {
             return .everything
         }
         return .threads(Set(failed.map(\.threadNo)))

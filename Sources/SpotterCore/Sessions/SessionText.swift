@@ -186,7 +186,7 @@ extension SessionText {
     /// The same with the record's body decoded already (an event words it for both participants).
     public static func message(_ stored: SessionRecordBody, record: ChatRecord, threadID: String,
                                recipient: SessionActor, language: Language, timeZone: TimeZone) -> MessageView? {
-        guard record.a == ChatRecord.systemMessage, let after = Session(view: stored.session) else { return nil }
+        guard record.content.session?.isSystemMessage == true, let after = Session(view: stored.session) else { return nil }
         let text = render(
             before: stored.before, after: after, actor: stored.actor.flatMap(SessionActor.init(rawValue:)),
             recipient: recipient, language: language, timeZone: timeZone,

@@ -107,8 +107,8 @@ extension SessionRecordBody {
     /// The body of a `session` record, or nil for a record of another kind or a body this server cannot read.
     /// `decoder`: one to reuse when decoding many (a start).
     public init?(_ record: ChatRecord, decoder: JSONDecoder = JSONDecoder()) {
-        guard record.kind == .session, let body = record.body,
-              let stored = try? decoder.decode(SessionRecordBody.self, from: Data(body.utf8)) else { return nil }
+        guard let session = record.content.session,
+              let stored = try? decoder.decode(SessionRecordBody.self, from: Data(session.json.utf8)) else { return nil }
         self = stored
     }
 }

@@ -67,7 +67,7 @@ public struct AttachmentView: Codable, Sendable, Equatable {
     }
 }
 
-/// A text message with attachments, as its log record keeps it (`ChatRecord.b` = 1).
+/// A text message with attachments, as its log record keeps it (`MessageRecord.hasAttachments`).
 public struct AttachedText: Codable, Sendable, Equatable {
     public var text: String
     public var attachments: [AttachmentView]

@@ -84,10 +84,10 @@ extension AppSocket {
             let page = try log.meals(threadNos: Array(byNo.keys), before: before, limit: limit + 1)
             let decoder = JSONDecoder()
             let meals = page.prefix(limit).compactMap { record -> MealEntry? in
-                guard let thread = byNo[record.threadNo], let body = record.body,
-                      let meal = try? decoder.decode(MealLog.self, from: Data(body.utf8)) else { return nil }
+                guard let thread = byNo[record.threadNo], let message = record.content.message,
+                      let meal = try? decoder.decode(MealLog.self, from: Data(message.body.utf8)) else { return nil }
                 return MealEntry(threadId: thread.id, clientId: thread.client, seq: record.seq, cursor: record.pos,
-                                 clientMessageId: record.ref ?? "", createdAt: record.at, meal: meal)
+                                 clientMessageId: message.clientMessageID, createdAt: record.at, meal: meal)
             }
             // A page of large meal logs is cut short to stay under the outbound bound (`ReplyPage`).
             return ReplyPage.fitting(limit: meals.count, budget: budget) { count in

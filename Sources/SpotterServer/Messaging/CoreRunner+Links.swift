@@ -50,8 +50,8 @@ extension CoreRunner {
     /// and its events for this process's subscribers. A tier record also updates the accounts' copy here.
     func applyFollowed(_ record: ChatRecord) -> [(userID: String, payload: String)] {
         let applied = core.apply([record], origin: .elsewhere, context())
-        if record.kind == .tier, let thread = chat.thread(no: record.threadNo) {
-            directory?.update(thread.clientID) { $0.tier = record.ref ?? Tier.freemium.rawValue }
+        if let tier = record.content.tier, let thread = chat.thread(no: record.threadNo) {
+            directory?.update(thread.clientID) { $0.tier = tier.tier }
         }
         return applied.logged.map { ($0.userID, $0.payload) }
     }

@@ -45,14 +45,15 @@ public final class ChatLog: Sendable {
         var positions: [Int64] = []
         positions.reserveCapacity(records.count)
         for record in records {
-            statement.bind(1, record.kind.rawValue)
+            let columns = record.content.columns
+            statement.bind(1, columns.kind)
             statement.bind(2, record.threadNo)
             statement.bind(3, record.side.rawValue)
             statement.bind(4, record.seq)
-            statement.bind(5, record.a)
-            statement.bind(6, record.b)
-            statement.bind(7, record.ref)
-            statement.bind(8, record.body)
+            statement.bind(5, columns.a)
+            statement.bind(6, columns.b)
+            statement.bind(7, columns.ref)
+            statement.bind(8, columns.body)
             statement.bind(9, record.at)
             try statement.run()
             positions.append(db.lastInsertedRowID)
@@ -299,9 +300,8 @@ public final class ChatLog: Sendable {
     // MARK: - Rows
 
     static func record(_ row: Row) -> ChatRecord {
-        ChatRecord(pos: row["pos"], kind: ChatRecord.Kind(rawValue: row["kind"]) ?? .message, threadNo: row["threadNo"],
-                   side: Side(rawValue: row["side"]) ?? .client, seq: row["seq"], a: row["a"], b: row["b"], ref: row["ref"],
-                   body: row["body"], at: row["at"])
+        ChatRecord(pos: row["pos"], threadNo: row["threadNo"], side: row["side"], seq: row["seq"], at: row["at"],
+                   columns: ChatRecord.Columns(kind: row["kind"], a: row["a"], b: row["b"], ref: row["ref"], body: row["body"]))
     }
 
     /// Threads with their views; all of them when `ids` is nil.

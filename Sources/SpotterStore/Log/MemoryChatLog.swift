@@ -77,15 +77,15 @@ public final class MemoryChatLog: ChatLogEngine {
 
     public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
         let found = state.withLock { state in
-            state.records.first { $0.threadNo == threadNo && $0.seq == seq && $0.kind == .message }
+            state.records.first { $0.threadNo == threadNo && $0.seq == seq && $0.content.message != nil }
         }
         completion(.success(found))
     }
 
     public func recentSends(threadNo: Int64, limit: Int, completion: @escaping @Sendable (Result<[SentKey], any Error>) -> Void) {
         let keys = state.withLock { state in
-            state.records.reversed().filter { $0.threadNo == threadNo && $0.kind == .message }.prefix(limit).map {
-                SentKey(side: $0.side, clientMessageID: $0.ref ?? "", seq: $0.seq)
+            state.records.reversed().filter { $0.threadNo == threadNo && $0.content.message != nil }.prefix(limit).map {
+                SentKey(side: $0.side, clientMessageID: $0.content.message?.clientMessageID ?? "", seq: $0.seq)
             }
         }
         completion(.success(Array(keys)))
@@ -96,7 +96,7 @@ public final class MemoryChatLog: ChatLogEngine {
         let wanted = Set(threadNos)
         let count = state.withLock { state in
             state.records.filter {
-                wanted.contains($0.threadNo) && $0.kind == .message && $0.a != MessageKind.system.rawValue && $0.side == side && $0.at >= since
+                wanted.contains($0.threadNo) && $0.content.message.map { $0.kind != .system } == true && $0.side == side && $0.at >= since
             }.count
         }
         completion(.success(count))
@@ -112,7 +112,7 @@ public final class MemoryChatLog: ChatLogEngine {
             return LoadedChat(threads: threads, names: state.names, tail: Array(state.records.dropFirst(Int(state.mark))),
                               resumeFloor: 0, sessions: LoadedChat.sessions(from: state.records),
                               coaching: LoadedChat.coaching(from: state.records),
-                              mealTimes: LoadedChat.mealTimes(from: state.records.filter { $0.kind == .message && $0.a == MessageKind.mealLog.rawValue }
+                              mealTimes: LoadedChat.mealTimes(from: state.records.filter { $0.content.message?.kind == .mealLog }
                                 .map { ($0.threadNo, $0.at) }))
         }
     }
@@ -128,7 +128,7 @@ public final class MemoryChatLog: ChatLogEngine {
         let wanted = Set(threadNos)
         return state.withLock { state in
             Array(state.records.reversed().filter {
-                wanted.contains($0.threadNo) && $0.kind == .message && $0.a == MessageKind.mealLog.rawValue && $0.pos < (before ?? Int64.max)
+                wanted.contains($0.threadNo) && $0.content.message?.kind == .mealLog && $0.pos < (before ?? Int64.max)
             }.prefix(max(limit, 0)))
         }
     }

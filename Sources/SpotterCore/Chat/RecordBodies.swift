@@ -1,0 +1,101 @@
+import FoundationEssentials
+
+// The body of each kind of log record, as the rules read and make it. `ChatRecord.Content` is the union of them;
+// how each is stored in the log's columns is written once, in `ChatRecord+Columns.swift`.
+
+/// A message of a person or a service (`ChatRecord.Kind.message`): it takes its thread's next seq.
+public struct MessageRecord: Sendable, Equatable {
+    public var kind: MessageKind
+    /// The sender's idempotency key: a retry with the same one is the same message.
+    public var clientMessageID: String
+    /// The text; a meal log's card as JSON (`MealLog`); with `hasAttachments`, an `AttachedText` JSON.
+    public var body: String
+    public var hasAttachments: Bool
+
+    public init(kind: MessageKind = .text, clientMessageID: String, body: String, hasAttachments: Bool = false) {
+        self.kind = kind
+        self.clientMessageID = clientMessageID
+        self.body = body
+        self.hasAttachments = hasAttachments
+    }
+}
+
+/// A participant's delivered and read positions after they moved (`ChatRecord.Kind.receipt`); the participant
+/// is the record's `side`.
+public struct ReceiptRecord: Sendable, Equatable {
+    public var delivered: Int64
+    public var read: Int64
+    /// The read position moved (not only the delivered one): the reader's other devices hear of it.
+    public var readMoved: Bool
+
+    public init(delivered: Int64, read: Int64, readMoved: Bool) {
+        self.delivered = delivered
+        self.read = read
+        self.readMoved = readMoved
+    }
+}
+
+/// A thread became writable or stopped being writable (`ChatRecord.Kind.link`): its client picked a coach, or a
+/// coach change was decided. The record's `side` is the client.
+public struct LinkChangeRecord: Sendable, Equatable {
+    public var active: Bool
+
+    public init(active: Bool) {
+        self.active = active
+    }
+}
+
+/// A video session changed (`ChatRecord.Kind.session`). The record's `side` is the side of the participant who
+/// made the change, or the coach's when the server did (`byParticipant` false).
+public struct SessionRecord: Sendable, Equatable {
+    public var sessionID: String
+    /// The record is also its thread's system message about the change, with its own seq. Records written
+    /// before system messages took a seq are not, and carry the thread's last seq.
+    public var isSystemMessage: Bool
+    /// A participant made the change (and has read the system message); false: the server did.
+    public var byParticipant: Bool
+    /// A `SessionRecordBody` as JSON: the session as it now stands, the change, who made it and what it was
+    /// before (`SessionRecordBody.init?(_:)` reads it).
+    public var json: String
+
+    public init(sessionID: String, isSystemMessage: Bool = true, byParticipant: Bool, json: String) {
+        self.sessionID = sessionID
+        self.isSystemMessage = isSystemMessage
+        self.byParticipant = byParticipant
+        self.json = json
+    }
+}
+
+/// Asks the client to rate their coach (`ChatRecord.Kind.ratingPrompt`, `--ratings`). The record's `side` is the
+/// client and its `seq` the thread's last seq (it is not a message).
+public enum RatingPromptRecord: Sendable, Equatable {
+    /// After the client's `sent`-th message (every 10th).
+    case afterMessages(sent: Int64)
+    /// After the session `sessionID` completed.
+    case afterSession(sessionID: String)
+}
+
+/// An admin changed the client's tier (`ChatRecord.Kind.tier`, `--tiers`), logged on the client's current thread
+/// so that `resume` replays it. The record's `side` is the client.
+public struct TierRecord: Sendable, Equatable {
+    /// The new tier's name as stored (`Tier(stored:)` reads it).
+    public var tier: String
+
+    public init(tier: String) {
+        self.tier = tier
+    }
+}
+
+/// The client's coaching record changed: a challenge, a check-in, a measurement or a goal (`ChatRecord.Kind.record`),
+/// logged on the client's current thread. The record's `side` is the actor's, its `seq` the thread's last seq.
+public struct CoachingChangeRecord: Sendable, Equatable {
+    /// The changed item's id.
+    public var itemID: String?
+    /// A `RecordBody` as JSON: the change and the item as it now stands (`RecordBody.init?(_:)` reads it).
+    public var json: String
+
+    public init(itemID: String?, json: String) {
+        self.itemID = itemID
+        self.json = json
+    }
+}
