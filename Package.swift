@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 //
 // The module graph makes DESIGN.md's diagram true: the pure modules
-// (Base64Codec, WebSocket, SpotterProtocol, SpotterCore, SpotterBroker) import
+// (Base64Codec, WebSocket, SpotterProtocol, SpotterCore, SpotterBroker, SpotterPushCrypto) import
 // neither EventLoop nor SpotterStore; the store's ports (SpotterPorts) import no
 // engine, and each engine (SpotterStore: SQLite; SpotterPostgres) depends on the
 // ports, never on the other engine; SpotterServer is the shell that joins them.
@@ -55,6 +55,10 @@ let package = Package(
         // The rules: validation, OTP, rate limits, access policy, and the
         // crypto they need (scrypt, HS256, random). Pure but for randomness.
         .target(name: "SpotterCore", dependencies: ["SpotterProtocol", "COpenSSL", "Base64Codec"]),
+
+        // The push providers' cryptography: Web Push encryption (RFC 8291) and VAPID (RFC 8292), the APNs provider
+        // token, the FCM service-account grant and its access token. Pure: no sockets, no clock.
+        .target(name: "SpotterPushCrypto", dependencies: ["COpenSSL", "Base64Codec"]),
 
         // The store's ports, with no engine in them: the log's (ChatLogEngine, ChatStore, FollowableLog, TimerLease,
         // ConsumableLog and LogConsumer), the accounts' (AccountsEngine) and a server's storage (ServerStorage), the
@@ -232,6 +236,7 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
+        .testTarget(name: "SpotterPushCryptoTests", dependencies: ["SpotterPushCrypto", "Base64Codec", "SeededRandom"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec", "SeededRandom"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterPorts", "SpotterStore", "SpotterPostgres", "TestSupport"]),

@@ -5,4 +5,10 @@
 #include <openssl/rand.h>
 #include <openssl/hmac.h>
 #include <openssl/crypto.h>
+/* Keys and signatures for the push providers (SpotterPushCrypto): PEM, SPKI, ECDSA_SIG, the error queue. */
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
 #endif
