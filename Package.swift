@@ -238,6 +238,10 @@ let package = Package(
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
         .testTarget(name: "SpotterPushCryptoTests", dependencies: ["SpotterPushCrypto", "Base64Codec", "SeededRandom"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec", "SeededRandom"]),
+        // The deterministic simulator: the core and the commit pipeline under a seeded schedule of commands,
+        // crashes and restarts over a simulated log, with the invariants checked after every step. No sockets,
+        // no SQLite, no threads (SpotterStore for the start's own `LoadedChat`; no database is opened).
+        .testTarget(name: "SpotterSimulationTests", dependencies: ["SpotterCore", "SpotterProtocol", "SpotterPorts", "SpotterStore", "SeededRandom"], exclude: ["README.md"]),
         // The log's conformance suite runs against every engine, PostgreSQL's included (a temp cluster).
         .testTarget(name: "SpotterStoreTests", dependencies: ["SpotterPorts", "SpotterStore", "SpotterPostgres", "TestSupport"]),
         .testTarget(name: "SpotterNATSTests", dependencies: ["SpotterNATS", "SpotterBroker", "EventLoop", "SpotterCore", "TestSupport"]),
