@@ -29,7 +29,7 @@ final class FakeLog {
     /// What the core asked to read, answered from the records (as `CoreRunner.perform` asks the store).
     func answer(_ read: CoreRead) -> CoreReadResult {
         switch read {
-        case .counts(_, let nos, let since, let ever):
+        case .counts(_, let nos, let since, let ever, _):
             return .counts(usedSince: since.map { clientSends(threadNos: nos, since: $0) },
                            ever: ever ? clientSends(threadNos: nos, since: 0) : nil)
         case .window(_, let no, let limit):

@@ -232,7 +232,7 @@ struct CoachingCoreTests {
         let again = try h.commit(.text("a", "m2"))
         #expect(again.records.map(\.seq) == [2])
         let month = QuotaMonth(at: H.start, in: TimeZoneRules.zone("UTC"))
-        #expect(h.takeReads() == [.counts(userID: "a", threadNos: [1], since: month.startsAt, ever: true),
+        #expect(h.takeReads() == [.counts(userID: "a", threadNos: [1], since: month.startsAt, ever: true, generation: h.core.countGenerations["a", default: 0]),
                                   .window(threadID: "t1", threadNo: 1, limit: ChatState.windowSize)])
         #expect(h.core.sentEver["a"] == 2)
     }

@@ -66,8 +66,8 @@ final class SimShell {
     func makeCore(_ loaded: LoadedChat) -> CoachingCore {
         let core = CoachingCore(chat: loaded.makeState(), sessions: loaded.sessions, coaching: loaded.coaching,
                                 mealTimes: loaded.mealTimes, resumeFloor: loaded.resumeFloor, features: world.features)
-        if options.fixes.contains(.resaveTail) {
-            for record in loaded.tail { core.chat.markDirty(no: record.threadNo) }
+        if !options.fixes.contains(.resaveTail) {
+            _ = core.chat.takeDirty()  // as before the fix: the tail's threads left clean
         }
         return core
     }
@@ -190,21 +190,20 @@ final class SimShell {
         world.note("  reads: \(read)")
         reading[read] = [then]
         pipeline.flush()
-        let asked = forgets
         let finish = { [self] (value: CoreReadResult) in
             let waiting = reading.removeValue(forKey: read) ?? []
-            if options.fixes.contains(.freshCounts), case .counts(let userID, _, _, _) = read,
-               forgets[userID] != asked[userID] {
-                world.note("  count of \(userID) dropped: forgotten since it was asked for")
-                for step in waiting { step(.success(value)) }
-                return
-            }
-            if case .counts(let userID, _, _, _) = read, case .counts(let used, let ever) = value {
+            if case .counts(let userID, _, _, _, _) = read, case .counts(let used, let ever) = value {
                 let before = core.quotas.isLoaded(userID)
                 world.note("  count of \(userID) read: \(used.map(String.init) ?? "-") this month, \(ever.map(String.init) ?? "-") ever"
                            + (before ? " (a count is loaded already)" : ""))
             }
-            core.learn(read, value, world.context())
+            var learned = read
+            if !options.fixes.contains(.freshCounts), case .counts(let userID, let nos, let since, let ever, _) = read {
+                // As before the fix: a count read is loaded whenever it lands, however old.
+                learned = .counts(userID: userID, threadNos: nos, since: since, ever: ever,
+                                  generation: core.countGenerations[userID, default: 0])
+            }
+            core.learn(learned, value, world.context())
             for step in waiting { step(.success(value)) }
         }
         switch read {
@@ -217,7 +216,7 @@ final class SimShell {
             log.orderedRead("message t\(no)#\(seq)", { log in
                 log.records.first { $0.threadNo == no && $0.seq == seq && $0.kind == .message }
             }, done: { record in finish(.original(record)) })
-        case .counts(let userID, let nos, let since, let ever):
+        case .counts(let userID, let nos, let since, let ever, _):
             let sends = { (log: SimLog, since: Int64) in
                 log.records.filter {
                     nos.contains($0.threadNo) && $0.content.message.map { $0.kind != .system } == true

@@ -11,9 +11,10 @@ struct SimOptions {
     /// Check after every step that each thread's seqs in the core agree with the log (catches a start that
     /// forgot records before any seq is given twice). Off to see what the seqs alone show.
     var checkViews = true
-    /// Fixes of what the simulator found on the server as it is, made in the simulator's start and shell (Sources
-    /// unchanged): none, the server as it is; `SimFix.all` to look past them (README, "Findings").
-    var fixes: Set<SimFix> = []
+    /// The fixes of what the simulator found (all in Sources now; README, "Findings"): all by default, as the
+    /// server is; leaving one out makes the simulator's start, shell or reads behave as before that fix, to show
+    /// the simulator finds the bug it fixed.
+    var fixes: Set<SimFix> = SimFix.all
     /// Check that no receipt position in the core is past the thread's last seq (see README: a known gap, off).
     var checkReceipts = false
     var coaches = 2

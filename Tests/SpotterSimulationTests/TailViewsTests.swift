@@ -29,8 +29,7 @@ struct TailViewsTests {
         log.checkpoint(state.takeDirty(), first: true, last: true, through: max(loaded.position, record.pos)) { _ in }
         // The next start, however it stops.
         let restarted = try log.load().makeState()
-        withKnownIssue("a start's tail is not checkpointed (simulator finding 1): t1 forgets seq 1 and would give it again") {
-            #expect(restarted.thread(no: 1)?.lastSeq == 1)
-        }
+        // Simulator finding 1, fixed: the tail's threads stay dirty, so the checkpoint saved t1 with t2.
+        #expect(restarted.thread(no: 1)?.lastSeq == 1)
     }
 }

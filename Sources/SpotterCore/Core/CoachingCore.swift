@@ -27,6 +27,9 @@ public struct CoachingCore {
     public internal(set) var quotas = MessageQuotas()
     /// Clients' messages ever (`--ratings`: every 10th asks for a rating), loaded from the log on first need.
     public internal(set) var sentEver: [String: Int] = [:]
+    /// Per client, how many times their counts were forgotten: a count read asked for before the latest forget
+    /// may have been made before messages charged since, and is dropped when it lands (the steps ask again).
+    public internal(set) var countGenerations: [String: Int] = [:]
     /// The quota month of each zone, computed once per zone and month.
     var months: [String: QuotaMonth] = [:]
     /// Per account: session creates and session actions in the last minute.
@@ -73,7 +76,8 @@ public struct CoachingCore {
     /// What a read brought: the state takes it (a window, counts); the shell then decides again.
     public mutating func learn(_ read: CoreRead, _ result: CoreReadResult, _ context: CoreContext) {
         switch (read, result) {
-        case (.counts(let userID, _, let since, _), .counts(let used, let ever)):
+        case (.counts(let userID, _, let since, _, let generation), .counts(let used, let ever)):
+            guard generation == countGenerations[userID, default: 0] else { return }
             if let used, let since, !quotas.isLoaded(userID),
                let meter = meter(userID, context), meter.month.startsAt == since {
                 quotas.load(userID, used: used, month: meter.month)
@@ -99,7 +103,8 @@ public struct CoachingCore {
         let wantsEver = rated && sentEver[request.sender] == nil
         if wantsMonth || wantsEver {
             return .read(.counts(userID: request.sender, threadNos: chat.threads(of: request.sender).map(\.no),
-                                 since: wantsMonth ? meter?.month.startsAt : nil, ever: wantsEver))
+                                 since: wantsMonth ? meter?.month.startsAt : nil, ever: wantsEver,
+                                 generation: countGenerations[request.sender, default: 0]))
         }
         let quotas = quotas
         let decision = try chat.send(
@@ -177,7 +182,8 @@ public struct CoachingCore {
     public mutating func quotaView(_ userID: String, _ context: CoreContext) -> QuotaAnswer {
         guard let meter = meter(userID, context) else { return .ready(nil) }
         guard quotas.isLoaded(userID) else {
-            return .read(.counts(userID: userID, threadNos: chat.threads(of: userID).map(\.no), since: meter.month.startsAt, ever: false))
+            return .read(.counts(userID: userID, threadNos: chat.threads(of: userID).map(\.no), since: meter.month.startsAt,
+                                 ever: false, generation: countGenerations[userID, default: 0]))
         }
         return .ready(meter.tier.view(messages: quotas.use(userID, tier: meter.tier, month: meter.month),
                                       callsUsed: callsUsed(clientID: userID, month: meter.month),
@@ -195,7 +201,7 @@ public struct CoachingCore {
         guard context.features.tiers, let thread = chat.threads(of: clientID).first(where: \.active) else {
             return .commit(CoreCommit(records: [], reply: .none, quotaChanged: [clientID]))
         }
-        quotas.forget(clientID)
+        forgetCounts(of: clientID, ever: false)
         let record = ChatRecord(threadNo: thread.no, side: .client, seq: thread.lastSeq, at: context.now, .tier(TierRecord(tier: tier)))
         return .commit(CoreCommit(records: [record], reply: .none, quotaChanged: [clientID]))
     }
@@ -223,8 +229,7 @@ public struct CoachingCore {
             case .message(let message):
                 if origin == .elsewhere, record.side == .client, message.kind != .system {
                     // Charged by another process: this process's counts are read again from the log when next needed.
-                    quotas.forget(thread.clientID)
-                    sentEver[thread.clientID] = nil
+                    forgetCounts(of: thread.clientID, ever: true)
                 }
                 if fresh, message.kind == .mealLog { mealTimes[record.threadNo, default: []].append(record.at) }
                 messageJSON = chat.messageView(record)?.jsonText
@@ -237,7 +242,7 @@ public struct CoachingCore {
                 if origin == .elsewhere, let stored = RecordBody(record) { coaching.apply(stored) }
                 if !cardsFor.contains(thread.no) { cardsFor.append(thread.no) }
             case .tier:
-                quotas.forget(thread.clientID)
+                forgetCounts(of: thread.clientID, ever: false)
             case .link:
                 if !thread.active { applied.endedLinks.append(thread.no) }
             case .receipt, .ratingPrompt, .unknown:
@@ -290,6 +295,18 @@ public struct CoachingCore {
         for thread in threads { chat.add(thread) }
     }
 
+    /// The next tick looks again for ended links with open sessions (after a recovery, during which no
+    /// cancellation was decided).
+    public mutating func sweepEndedLinksAgain() { sweptEndedLinks = false }
+
+    /// Forgets a client's count this month (and ever): it is read again from the log when next needed, and a read
+    /// asked for before now is dropped when it lands.
+    mutating func forgetCounts(of clientID: String, ever: Bool) {
+        quotas.forget(clientID)
+        if ever { sentEver[clientID] = nil }
+        countGenerations[clientID, default: 0] += 1
+    }
+
     /// A user's display name changed.
     public mutating func setName(_ name: String, for userID: String) { chat.setName(name, for: userID) }
 
@@ -320,8 +337,7 @@ public struct CoachingCore {
     public mutating func reset(_ threads: [ChatThread], tail: [ChatRecord]) {
         for thread in threads {
             chat.reset(to: thread, tail: tail)
-            quotas.forget(thread.clientID)
-            sentEver[thread.clientID] = nil
+            forgetCounts(of: thread.clientID, ever: true)
         }
     }
 

@@ -172,7 +172,8 @@ public enum CoreReply: Equatable {
 /// A read the core needs before it can decide.
 public enum CoreRead: Hashable, Sendable {
     /// A client's messages: this month's (since `since`, for `--tiers`) and ever (`--ratings`), over `threadNos`.
-    case counts(userID: String, threadNos: [Int64], since: Int64?, ever: Bool)
+    /// `generation`: the client's count generation when it was asked for (`learn` drops a result of an older one).
+    case counts(userID: String, threadNos: [Int64], since: Int64?, ever: Bool, generation: Int)
     /// A thread's recent sends (its idempotency window), newest `limit`.
     case window(threadID: String, threadNo: Int64, limit: Int)
     /// The message a retry candidate may repeat.

@@ -66,8 +66,10 @@ public struct LoadedChat: Sendable {
         let state = ChatState()
         for row in threads { state.add(ChatThread(row)) }
         for (user, name) in names { state.setName(name, for: user) }
+        _ = state.takeDirty()  // the saved views are on disk already
+        // The tail's threads stay dirty: the first checkpoint saves their views before its mark passes these records
+        // (else the next start would skip them and the thread would give a seq twice — the simulator's finding 1).
         for record in tail { state.apply(record) }
-        _ = state.takeDirty()  // the tail is on disk already; the next checkpoint saves it with the rest
         return state
     }
 }

@@ -199,13 +199,17 @@ extension AppSocket {
         }
         let previous = lastSentCursor
         beginReplay(from: cursor)
-        replayPage(after: cursor, replayed: 0, id: id, fallback: previous)
+        // Only what the loop has applied is replayed: a record committed and not yet applied comes live (its event
+        // is published once applied, after this point, and waits in the socket's buffer). Were it read here, a
+        // thread the state did not yet show as newer would be skipped while a later record of another thread was
+        // sent, and the cursor guard would then drop the skipped record's live event (the simulator's finding 5).
+        replayPage(after: cursor, through: runner.appliedThrough, replayed: 0, id: id, fallback: previous)
     }
 
     /// One page of the records after `cursor` in the user's threads (only
     /// threads with something newer are read), as events built from today's
     /// state; the next page once this one has left the socket.
-    private func replayPage(after cursor: Int64, replayed: Int, id: String?, fallback: Int64) {
+    private func replayPage(after cursor: Int64, through: Int64, replayed: Int, id: String?, fallback: Int64) {
         let log = runner.log
         let userID = actor.userID
         let pageSize = 200
@@ -214,7 +218,8 @@ extension AppSocket {
             blockingResult { try log.records(threadNos: threadNos, after: cursor, limit: pageSize) }
         }, then: { [self] result in
             switch result {
-            case .success(let page):
+            case .success(let read):
+                let page = read.prefix { $0.pos <= through }
                 let context = runner.context()
                 for record in page {
                     for (user, payload) in runner.core.events(for: record, context) where user == userID {
@@ -222,7 +227,7 @@ extension AppSocket {
                     }
                 }
                 let count = replayed + page.count
-                guard page.count == pageSize, let last = page.last else {
+                guard read.count == pageSize, page.count == read.count, let last = page.last else {
                     goLive()
                     send(JSON.encode(LiveEvent(cursor: lastSentCursor)))
                     if id != nil { send(Reply.ok(id: id, resultJSON: "{\"cursor\":\(lastSentCursor),\"replayed\":\(count)}")) }
@@ -231,7 +236,7 @@ extension AppSocket {
                 // Next page once this one has left: a long absence never floods the outbound queue.
                 connection?.tcp.whenDrained { [weak self] error in
                     guard error == nil else { return }
-                    self?.replayPage(after: last.pos, replayed: count, id: id, fallback: fallback)
+                    self?.replayPage(after: last.pos, through: through, replayed: count, id: id, fallback: fallback)
                 }
             case .failure(let error):
                 lastSentCursor = fallback

@@ -26,6 +26,8 @@ extension CoreRunner {
                 learn(outcome.threads, outcome.names)
                 reply(.success(outcome.value))
                 let applied = core.apply(outcome.records, origin: .elsewhere, context())
+                // Committed after every append before them (one writer): applied through their newest position.
+                if follower == nil, let newest = outcome.records.map(\.pos).max() { pipeline.caughtUp(to: newest) }
                 publish(applied)
                 for record in outcome.records {
                     guard let thread = chat.thread(no: record.threadNo) else { continue }

@@ -94,6 +94,8 @@ extension CoreRunner {
         guard recovery.threads.isEmpty, !recovery.everything else { return recoverWhenQuiet() }
         log.resume()
         pipeline.recovering = false
+        // Ended links whose cancellations were not decided while recovering: the next tick looks for them.
+        core.sweepEndedLinksAgain()
         follower?.recovered()
     }
 
@@ -105,7 +107,11 @@ extension CoreRunner {
     /// Where a checkpoint's snapshots reach: in a cluster, every record up to what was followed; alone, every
     /// record this loop saw committed. A record still in flight when the snapshots were taken (a timer's, flushed
     /// with them) is replayed after a restart instead of being covered by a mark its thread's view does not hold.
-    private var checkpointMark: Int64 { follower?.applied ?? pipeline.committedThrough }
+    private var checkpointMark: Int64 { appliedThrough }
+
+    /// The newest position up to which every record is applied here: in a cluster, what the follower applied in
+    /// position order; alone, what the pipeline completed (and the link changes the loop applied after it).
+    var appliedThrough: Int64 { follower?.applied ?? pipeline.committedThrough }
 
     /// Saves the views that changed since the last checkpoint (every second), in parts, each handed to the log
     /// when the one before it is written.
@@ -118,6 +124,10 @@ extension CoreRunner {
 
     /// At shutdown, after the loop stopped: every part at once (the writer finishes its queue before it stops).
     func checkpointBeforeStop() {
+        // The parts of a checkpoint under way that were not handed to the log yet (each goes from the previous
+        // part's completion, which the stopped loop never runs): their threads are saved now, with the rest.
+        for part in checkpointRemaining { for snapshot in part { chat.markDirty(no: snapshot.no) } }
+        checkpointRemaining = []
         let through = checkpointMark
         guard !pipeline.recovering, let parts = takeCheckpointParts() else { return }
         for index in parts.indices {
@@ -137,11 +147,13 @@ extension CoreRunner {
 
     private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?, withRecordsInFlight: Bool) {
         let last = index == parts.count - 1
+        checkpointRemaining = Array(parts[(index + 1)...])
         log.checkpoint(parts[index], first: index == 0, last: last, through: through, completion: loop.completion { [weak self] (result: Result<Int64, any Error>) in
             guard let self else { return }
             if case .failure(let error) = result {
                 logger.error("checkpoint failed; the next one saves these threads", metadata: ["error": "\(error)"])
                 for part in parts[index...] { for snapshot in part { chat.markDirty(no: snapshot.no) } }
+                checkpointRemaining = []
                 checkpointing = false
             } else if last {
                 checkpointing = false

@@ -34,6 +34,8 @@ final class CoreRunner {
     var recovery = RecoveryState()
     /// Whether a checkpoint's parts are still being written.
     var checkpointing = false
+    /// The parts of the checkpoint under way not yet handed to the log.
+    var checkpointRemaining: [[ThreadSnapshot]] = []
     /// Commands waiting for a thread to be read from the store (cluster mode), by thread id.
     var waitingForThread: [String: [(APIError?) -> Void]] = [:]
 
@@ -100,6 +102,10 @@ final class CoreRunner {
     /// the store is out of reach or too far behind gets `unavailable` / `rate_limited` before the core is asked.
     func run(_ command: CoreCommand, reply: Reply? = nil) {
         if command.isRequest, let refusal = pipeline.refusal { reply?(.failure(refusal)); return }
+        // Nothing is decided while the state is being rebuilt: decided on the old state, its records would be
+        // appended onto the rebuilt one (a gap, or a seq given twice). An ended link's cancellations are looked for
+        // again by the first tick after the recovery; a tier change is in the accounts already.
+        if pipeline.recovering { reply?(.failure(APIError(.unavailable, retryAfterSeconds: 1))); return }
         switch core.decide(command, context()) {
         case .refuse(let error):
             reply?(.failure(error))
@@ -178,7 +184,7 @@ final class CoreRunner {
             log.message(threadNo: no, seq: seq, completion: loop.completion { (result: Result<ChatRecord?, any Error>) in
                 finish(result.map { .original($0) })
             })
-        case .counts(_, let nos, let since, let ever):
+        case .counts(_, let nos, let since, let ever, _):
             // One count after the other, each ordered with the appends before it (the log's writer runs them).
             let log = log, loop = loop
             let countEver = { (used: Int?) in
