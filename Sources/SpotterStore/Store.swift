@@ -183,6 +183,8 @@ public final class Store: Sendable {
                 );
                 """)
         }
+        // Push devices (issue 28): see `AccountsSchema.devices`.
+        migrator.registerMigration("v15-devices") { db in try db.execute(sql: AccountsSchema.devices) }
         return migrator
     }()
 }

@@ -99,4 +99,27 @@ enum AccountsSchema {
             ON coachChangeRequest(clientId) WHERE status = 'pending';
         CREATE INDEX coachChangeRequest_status_createdAt ON coachChangeRequest(status, createdAt);
         """
+
+    /// The "v15-devices" migration: push devices (issue 28). One row per address (`platform`, `token`: an APNs or
+    /// FCM token, a Web Push endpoint), held by one user, tied to the session (refresh-token family) that registered
+    /// it; `serial` orders a user's registrations (the least recent goes first past the limit).
+    static let devices = """
+        CREATE TABLE device (
+            id TEXT PRIMARY KEY NOT NULL,
+            userId TEXT NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            sessionId TEXT NOT NULL,
+            platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm', 'webpush')),
+            token TEXT NOT NULL,
+            topic TEXT,
+            environment TEXT,
+            p256dh TEXT,
+            auth TEXT,
+            createdAt INTEGER NOT NULL,
+            registeredAt INTEGER NOT NULL,
+            serial INTEGER NOT NULL,
+            UNIQUE (platform, token)
+        );
+        CREATE INDEX device_userId ON device(userId, serial);
+        CREATE INDEX device_sessionId ON device(sessionId);
+        """
 }
