@@ -122,4 +122,26 @@ enum AccountsSchema {
         CREATE INDEX device_userId ON device(userId, serial);
         CREATE INDEX device_sessionId ON device(sessionId);
         """
+
+    /// The "v16-notifications" migration: notification preferences (issue 28). A user without a row has the
+    /// defaults (everything on, no quiet hours); quiet hours are minutes after local midnight, both or neither. A
+    /// muted thread has no message pushes until `mutedUntil` (NULL: until unmuted).
+    static let notifications = """
+        CREATE TABLE notificationPreference (
+            userId TEXT PRIMARY KEY NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            messages INTEGER NOT NULL DEFAULT 1,
+            sessions INTEGER NOT NULL DEFAULT 1,
+            reminders INTEGER NOT NULL DEFAULT 1,
+            quietStart INTEGER,
+            quietEnd INTEGER,
+            updatedAt INTEGER NOT NULL
+        );
+        CREATE TABLE threadMute (
+            userId TEXT NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            threadId TEXT NOT NULL,
+            mutedUntil INTEGER,
+            ordinal INTEGER NOT NULL,
+            PRIMARY KEY (userId, threadId)
+        );
+        """
 }
