@@ -138,6 +138,8 @@ final class API {
         Endpoint("POST", "me/devices") { try $0.registerDevice($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "me/devices") { $0.listDevices($1.signedIn, $1.language, $1.respond) },
         Endpoint("DELETE", "me/devices/*") { $0.deleteDevice($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "me/notifications") { $0.notificationSettings($1.signedIn, $1.language, $1.respond) },
+        Endpoint("PUT", "me/notifications") { try $0.updateNotificationSettings($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "coaches") { $0.listCoaches($1.language, $1.respond) },
         Endpoint("GET", "me/coach") { try $0.myCoach($1.signedIn, $1.language, $1.respond) },
