@@ -204,6 +204,45 @@ public enum PostgresSchema {
                 pos bigint NOT NULL
             );
             """),
+        // Push devices (issue 28), as SQLite's "v15-devices" (`AccountsSchema.devices`).
+        Migration(name: "v5-devices", sql: """
+            CREATE TABLE device (
+                id text PRIMARY KEY,
+                userId text NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+                sessionId text NOT NULL,
+                platform text NOT NULL CHECK (platform IN ('apns', 'fcm', 'webpush')),
+                token text NOT NULL,
+                topic text,
+                environment text,
+                p256dh text,
+                auth text,
+                createdAt bigint NOT NULL,
+                registeredAt bigint NOT NULL,
+                serial bigint NOT NULL,
+                UNIQUE (platform, token)
+            );
+            CREATE INDEX device_userId ON device (userId, serial);
+            CREATE INDEX device_sessionId ON device (sessionId);
+            """),
+        // Notification preferences (issue 28), as SQLite's "v16-notifications" (`AccountsSchema.notifications`).
+        Migration(name: "v6-notifications", sql: """
+            CREATE TABLE notificationPreference (
+                userId text PRIMARY KEY REFERENCES "user"(id) ON DELETE CASCADE,
+                messages integer NOT NULL DEFAULT 1,
+                sessions integer NOT NULL DEFAULT 1,
+                reminders integer NOT NULL DEFAULT 1,
+                quietStart integer,
+                quietEnd integer,
+                updatedAt bigint NOT NULL
+            );
+            CREATE TABLE threadMute (
+                userId text NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+                threadId text NOT NULL,
+                mutedUntil bigint,
+                ordinal integer NOT NULL,
+                PRIMARY KEY (userId, threadId)
+            );
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

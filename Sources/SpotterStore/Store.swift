@@ -183,6 +183,10 @@ public final class Store: Sendable {
                 );
                 """)
         }
+        // Push devices (issue 28): see `AccountsSchema.devices`.
+        migrator.registerMigration("v15-devices") { db in try db.execute(sql: AccountsSchema.devices) }
+        // Notification preferences (issue 28): see `AccountsSchema.notifications`.
+        migrator.registerMigration("v16-notifications") { db in try db.execute(sql: AccountsSchema.notifications) }
         return migrator
     }()
 }

@@ -16,6 +16,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .serverBusy: 429, .sessionNotFound: 404, .sessionActionNotAllowed: 409, .waitingForCoach: 409,
     .sessionConflict: 409, .startInPast: 400, .invalidDuration: 400, .invalidPurpose: 400, .outsideJoinWindow: 409, .quotaExceeded: 429, .unsupportedAttachment: 415, .planUpgradeRequired: 403, .recordNotFound: 404, .taskNotAllowed: 409, .measurementTooSoon: 409, .unsafeGoal: 400, .unavailable: 503,
     .tooManySessions: 409,  // issue 26: the open-sessions bound per pair
+    .invalidDeviceToken: 400, .invalidPushKeys: 400, .invalidPushEndpoint: 400,  // issue 28: push devices
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -33,7 +34,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 64)
+        #expect(ErrorCode.allCases.count == 67)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

@@ -26,6 +26,13 @@ struct AuthorizationMatrixTests {
         [
             Case(method: "GET", path: { _ in "/v1/me" }, allowed: authenticated, name: "own account"),
             Case(method: "PUT", path: { _ in "/v1/me/language" }, body: ["language": "en"], allowed: authenticated, name: "language"),
+            Case(method: "POST", path: { _ in "/v1/me/devices" }, body: ["platform": "fcm", "token": "matrix"], allowed: authenticated,
+                 name: "register a device"),
+            Case(method: "GET", path: { _ in "/v1/me/devices" }, allowed: authenticated, name: "own devices"),
+            Case(method: "DELETE", path: { _ in "/v1/me/devices/no-such-device" }, allowed: authenticated, name: "remove a device"),
+            Case(method: "GET", path: { _ in "/v1/me/notifications" }, allowed: authenticated, name: "notification settings"),
+            Case(method: "PUT", path: { _ in "/v1/me/notifications" }, body: ["reminders": true], allowed: authenticated,
+                 name: "change notification settings"),
             Case(method: "PUT", path: { _ in "/v1/me/onboarding" }, body: ["gender": "female"], allowed: clients, name: "onboarding"),
             Case(method: "GET", path: { _ in "/v1/coaches" }, allowed: authenticated, name: "list coaches"),
             Case(method: "GET", path: { _ in "/v1/me/coach" }, allowed: clients, name: "own coach"),

@@ -228,8 +228,11 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// Ends a session: its tokens revoked, and the push devices it registered removed (a signed-out app must not
+    /// show what its account is sent).
     private func revoke(familyID: String, now: Int64, _ db: any SQLDatabase) throws {
         try db.execute("UPDATE refreshToken SET revokedAt = ? WHERE familyId = ? AND revokedAt IS NULL", [now, familyID])
+        try db.execute("DELETE FROM device WHERE sessionId = ?", [familyID])
     }
 
     /// Whether the session still has a live token: one not rotated, not revoked and not expired.

@@ -138,6 +138,16 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 409: a coach and client already have 20 open sessions (pending or upcoming); one must end first.
     case tooManySessions = "too_many_sessions"
 
+    // Issue 28 (push devices).
+    /// 400: an APNs token that is not 64–200 hex digits, or an FCM token that is empty, over 2,048 bytes, or holds
+    /// anything but printable ASCII.
+    case invalidDeviceToken = "invalid_device_token"
+    /// 400: a Web Push subscription whose `p256dh` is not a P-256 public key (65 bytes, uncompressed, on the curve) or
+    /// whose `auth` is not 16 bytes, each in base64url.
+    case invalidPushKeys = "invalid_push_keys"
+    /// 400: a Web Push endpoint that is not an `https://` URL of at most 2,048 bytes naming a host.
+    case invalidPushEndpoint = "invalid_push_endpoint"
+
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
 
@@ -345,6 +355,15 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .serverBusy:
             return (429, "The server is busy. Please try again in a moment.",
                     "الخادم مشغول حاليًا. يرجى المحاولة بعد قليل.")
+        case .invalidDeviceToken:
+            return (400, "This push token is not valid. Register the token your app received from Apple or Firebase.",
+                    "رمز الإشعارات هذا غير صالح. سجّل الرمز الذي تلقاه تطبيقك من Apple أو Firebase.")
+        case .invalidPushKeys:
+            return (400, "The keys of this push subscription are not valid. Subscribe again and send the subscription as the browser gives it.",
+                    "مفاتيح اشتراك الإشعارات هذا غير صالحة. اشترك من جديد وأرسل الاشتراك كما يقدّمه المتصفح.")
+        case .invalidPushEndpoint:
+            return (400, "The push endpoint must be an https:// address of at most 2,048 bytes.",
+                    "يجب أن يكون عنوان الإشعارات عنوان https:// لا يتجاوز 2048 بايت.")
         }
     }
 }

@@ -99,4 +99,49 @@ enum AccountsSchema {
             ON coachChangeRequest(clientId) WHERE status = 'pending';
         CREATE INDEX coachChangeRequest_status_createdAt ON coachChangeRequest(status, createdAt);
         """
+
+    /// The "v15-devices" migration: push devices (issue 28). One row per address (`platform`, `token`: an APNs or
+    /// FCM token, a Web Push endpoint), held by one user, tied to the session (refresh-token family) that registered
+    /// it; `serial` orders a user's registrations (the least recent goes first past the limit).
+    static let devices = """
+        CREATE TABLE device (
+            id TEXT PRIMARY KEY NOT NULL,
+            userId TEXT NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            sessionId TEXT NOT NULL,
+            platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm', 'webpush')),
+            token TEXT NOT NULL,
+            topic TEXT,
+            environment TEXT,
+            p256dh TEXT,
+            auth TEXT,
+            createdAt INTEGER NOT NULL,
+            registeredAt INTEGER NOT NULL,
+            serial INTEGER NOT NULL,
+            UNIQUE (platform, token)
+        );
+        CREATE INDEX device_userId ON device(userId, serial);
+        CREATE INDEX device_sessionId ON device(sessionId);
+        """
+
+    /// The "v16-notifications" migration: notification preferences (issue 28). A user without a row has the
+    /// defaults (everything on, no quiet hours); quiet hours are minutes after local midnight, both or neither. A
+    /// muted thread has no message pushes until `mutedUntil` (NULL: until unmuted).
+    static let notifications = """
+        CREATE TABLE notificationPreference (
+            userId TEXT PRIMARY KEY NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            messages INTEGER NOT NULL DEFAULT 1,
+            sessions INTEGER NOT NULL DEFAULT 1,
+            reminders INTEGER NOT NULL DEFAULT 1,
+            quietStart INTEGER,
+            quietEnd INTEGER,
+            updatedAt INTEGER NOT NULL
+        );
+        CREATE TABLE threadMute (
+            userId TEXT NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            threadId TEXT NOT NULL,
+            mutedUntil INTEGER,
+            ordinal INTEGER NOT NULL,
+            PRIMARY KEY (userId, threadId)
+        );
+        """
 }
