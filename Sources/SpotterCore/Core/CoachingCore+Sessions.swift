@@ -127,8 +127,10 @@ extension CoachingCore {
             let body = SessionRecordBody(change: change, actor: actor, action: action, before: old, after: session)
             let sessionJSON = body.session.jsonText
             let side: Side? = switch actor { case .coach: .coach; case .client: .client; case .system, nil: nil }
-            records.append(chat.sessionMessage(thread: thread, actor: side, sessionID: session.id,
-                                               body: body.jsonText(sessionJSON: sessionJSON), now: context.now))
+            let record = chat.sessionMessage(thread: thread, actor: side, sessionID: session.id,
+                                             body: body.jsonText(sessionJSON: sessionJSON), now: context.now)
+            madeSessions[MadeSession(threadNo: record.threadNo, seq: record.seq)] = (body, sessionJSON)
+            records.append(record)
             made.append((body, sessionJSON, thread))
         }
         if context.features.ratings {

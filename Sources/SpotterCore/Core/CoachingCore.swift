@@ -30,6 +30,13 @@ public struct CoachingCore {
     /// Per client, how many times their counts were forgotten: a count read asked for before the latest forget
     /// may have been made before messages charged since, and is dropped when it lands (the steps ask again).
     public internal(set) var countGenerations: [String: Int] = [:]
+    /// The session record bodies this core made, with their session's JSON, until their records are applied: a
+    /// commit's events reuse them instead of decoding the record's JSON again.
+    var madeSessions: [MadeSession: (body: SessionRecordBody, sessionJSON: String)] = [:]
+    struct MadeSession: Hashable {
+        let threadNo: Int64
+        let seq: Int64
+    }
     /// The quota month of each zone, computed once per zone and month.
     var months: [String: QuotaMonth] = [:]
     /// Per account: session creates and session actions in the last minute.
@@ -225,6 +232,7 @@ public struct CoachingCore {
             }
             guard let thread = chat.thread(no: record.threadNo) else { continue }
             var messageJSON: String?
+            var made: (body: SessionRecordBody, sessionJSON: String)?
             switch record.content {
             case .message(let message):
                 if origin == .elsewhere, record.side == .client, message.kind != .system {
@@ -235,6 +243,7 @@ public struct CoachingCore {
                 messageJSON = chat.messageView(record)?.jsonText
                 if applied.messageJSON == nil { applied.messageJSON = messageJSON }
             case .session:
+                made = madeSessions.removeValue(forKey: MadeSession(threadNo: record.threadNo, seq: record.seq))
                 if origin == .elsewhere, let stored = SessionRecordBody(record), let session = Session(view: stored.session) {
                     sessions.learn(session)
                 }
@@ -248,7 +257,7 @@ public struct CoachingCore {
             case .receipt, .ratingPrompt, .unknown:
                 break
             }
-            for (userID, payload) in events(for: record, messageJSON: messageJSON, context) {
+            for (userID, payload) in events(for: record, messageJSON: messageJSON, made: origin == .here ? made : nil, context) {
                 applied.logged.append((userID, record.pos, payload))
             }
         }
@@ -265,9 +274,14 @@ public struct CoachingCore {
     /// A committed record's events, per participant (read back by `resume` too): chat records from the chat
     /// state, session records worded for each reader in their language and time zone.
     public func events(for record: ChatRecord, messageJSON: String? = nil, _ context: CoreContext) -> [(userID: String, payload: String)] {
+        events(for: record, messageJSON: messageJSON, made: nil, context)
+    }
+
+    private func events(for record: ChatRecord, messageJSON: String?, made: (body: SessionRecordBody, sessionJSON: String)?,
+                        _ context: CoreContext) -> [(userID: String, payload: String)] {
         guard case .session = record.content else { return chat.events(for: record, messageJSON: messageJSON) }
-        guard let thread = chat.thread(no: record.threadNo), let stored = SessionRecordBody(record) else { return [] }
-        let sessionJSON = stored.session.jsonText
+        guard let thread = chat.thread(no: record.threadNo), let stored = made?.body ?? SessionRecordBody(record) else { return [] }
+        let sessionJSON = made?.sessionJSON ?? stored.session.jsonText
         return [(Side.coach, SessionActor.coach), (.client, .client)].compactMap { side, reader in
             let userID = thread.userID(side)
             let (language, timeZone) = context.wording(for: userID)
@@ -335,6 +349,8 @@ public struct CoachingCore {
     /// Sets threads back to what the store holds (`recovery` said `.threads`): their counts went with the lost
     /// records, so they are read again.
     public mutating func reset(_ threads: [ChatThread], tail: [ChatRecord]) {
+        let nos = Set(threads.map(\.no))
+        madeSessions = madeSessions.filter { !nos.contains($0.key.threadNo) }  // their records were lost
         for thread in threads {
             chat.reset(to: thread, tail: tail)
             forgetCounts(of: thread.clientID, ever: true)
