@@ -58,7 +58,7 @@ let package = Package(
 
         // The push providers' cryptography: Web Push encryption (RFC 8291) and VAPID (RFC 8292), the APNs provider
         // token, the FCM service-account grant and its access token. Pure: no sockets, no clock.
-        .target(name: "SpotterPushCrypto", dependencies: ["COpenSSL", "Base64Codec"]),
+        .target(name: "SpotterPushCrypto", dependencies: ["COpenSSL", "Base64Codec", "SpotterCore"]),
 
         // The store's ports, with no engine in them: the log's (ChatLogEngine, ChatStore, FollowableLog, TimerLease,
         // ConsumableLog and LogConsumer), the accounts' (AccountsEngine) and a server's storage (ServerStorage), the

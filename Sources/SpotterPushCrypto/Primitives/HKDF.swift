@@ -1,3 +1,4 @@
+import SpotterCore
 import COpenSSL
 
 /// HKDF with HMAC-SHA256 (RFC 5869), the key derivation of RFC 8291 and RFC 8188.
@@ -21,19 +22,6 @@ enum HKDF {
         return Array(output.prefix(length))
     }
 
-    /// HMAC-SHA256 of `message` under `key`: 32 bytes.
-    static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var mac = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let result = key.withUnsafeBufferPointer { keyBuffer in
-            message.withUnsafeBufferPointer { messageBuffer in
-                mac.withUnsafeMutableBufferPointer { output in
-                    HMAC(EVP_sha256(), keyBuffer.baseAddress, Int32(keyBuffer.count),
-                         messageBuffer.baseAddress, messageBuffer.count, output.baseAddress, &length)
-                }
-            }
-        }
-        precondition(result != nil && length == 32, "OpenSSL HMAC-SHA256 failed")
-        return mac
-    }
+    /// HMAC-SHA256 of `message` under `key`: 32 bytes (the one HMAC, `Digest`'s).
+    static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] { Digest.hmacSHA256(key: key, message: message) }
 }
