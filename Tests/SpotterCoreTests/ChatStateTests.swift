@@ -266,3 +266,22 @@ extension ChatStateTests {
         #expect(state.takeDirty().first { $0.no == 1 }?.lastSeq == 2, "the commit must mark the thread for the next checkpoint")
     }
 }
+
+/// A checkpoint's snapshot saves the committed seq, and the read and delivered positions no further than it: a
+/// writer reads their own message when it is decided, before it is durable (the simulator's finding 6).
+@Test func aCheckpointSavesPositionsNoFurtherThanTheCommittedSeq() throws {
+    let state = ChatState()
+    state.add(ChatThread(ThreadRow(id: "t1", no: 1, coachID: "k", clientID: "c", createdAt: 0, active: true, lastSeq: 0,
+                                   lastMessageAt: nil, lastPreview: nil, lastSide: nil, lastPos: 0,
+                                   coach: .init(delivered: 0, read: 0), client: .init(delivered: 0, read: 0))))
+    state.installWindow(threadID: "t1", [])
+    guard case .append(var record) = try state.send(sender: "c", threadID: "t1", clientMessageID: "m", kind: .text,
+                                                    body: "hi", now: 1) else { return #expect(Bool(false)) }
+    #expect(state.thread(no: 1)?.readSeq(.client) == 1)  // the writer has read it, in memory
+    let inFlight = try #require(state.takeDirty().first)
+    #expect(inFlight.lastSeq == 0 && inFlight.clientRead == 0 && inFlight.clientDelivered == 0)
+    record.pos = 1
+    state.committed(record)
+    let durable = try #require(state.takeDirty().first)
+    #expect(durable.lastSeq == 1 && durable.clientRead == 1 && durable.clientDelivered == 1)
+}

@@ -295,7 +295,17 @@ final class SimShell {
     }
 
     private func takeCheckpointParts() -> [[ThreadSnapshot]]? {
-        let snapshots = core.chat.takeDirty()
+        var snapshots = core.chat.takeDirty()
+        if !options.fixes.contains(.receiptsWithinSeqs) {
+            // As before the fix: the positions as decided, past the committed seq the snapshot saves.
+            snapshots = snapshots.map { saved in
+                guard let thread = core.chat.thread(no: saved.no) else { return saved }
+                return ThreadSnapshot(no: saved.no, lastSeq: saved.lastSeq, lastMessageAt: saved.lastMessageAt,
+                                      lastPreview: saved.lastPreview, lastSide: saved.lastSide,
+                                      coachDelivered: thread.deliveredSeq(.coach), coachRead: thread.readSeq(.coach),
+                                      clientDelivered: thread.deliveredSeq(.client), clientRead: thread.readSeq(.client))
+            }
+        }
         guard !snapshots.isEmpty else { return nil }
         pipeline.flush()
         let size = options.checkpointPart

@@ -283,10 +283,15 @@ public final class ChatState {
         dirty = []
         return taken.map { thread in
             thread.dirty = false
+            // Positions no further than the committed seq the snapshot saves: a writer reads their own message when
+            // it is decided, before it is durable; saved ahead of it, a restart (or a rebuild) would count the next
+            // message as read (the simulator's finding 6). A committed record past the mark sets them again.
+            let upTo = thread.committedSeq
             return ThreadSnapshot(
-                no: thread.no, lastSeq: thread.committedSeq, lastMessageAt: thread.lastMessageAt, lastPreview: thread.lastPreview,
-                lastSide: thread.lastSide, coachDelivered: thread.deliveredSeq(.coach), coachRead: thread.readSeq(.coach),
-                clientDelivered: thread.deliveredSeq(.client), clientRead: thread.readSeq(.client))
+                no: thread.no, lastSeq: upTo, lastMessageAt: thread.lastMessageAt, lastPreview: thread.lastPreview,
+                lastSide: thread.lastSide, coachDelivered: min(thread.deliveredSeq(.coach), upTo),
+                coachRead: min(thread.readSeq(.coach), upTo), clientDelivered: min(thread.deliveredSeq(.client), upTo),
+                clientRead: min(thread.readSeq(.client), upTo))
         }
     }
 
@@ -382,4 +387,17 @@ public struct ThreadSnapshot: Sendable, Equatable {
     public let coachRead: Int64
     public let clientDelivered: Int64
     public let clientRead: Int64
+
+    public init(no: Int64, lastSeq: Int64, lastMessageAt: Int64?, lastPreview: String?, lastSide: Side?,
+                coachDelivered: Int64, coachRead: Int64, clientDelivered: Int64, clientRead: Int64) {
+        self.no = no
+        self.lastSeq = lastSeq
+        self.lastMessageAt = lastMessageAt
+        self.lastPreview = lastPreview
+        self.lastSide = lastSide
+        self.coachDelivered = coachDelivered
+        self.coachRead = coachRead
+        self.clientDelivered = clientDelivered
+        self.clientRead = clientRead
+    }
 }
