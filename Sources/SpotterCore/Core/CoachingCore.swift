@@ -208,7 +208,7 @@ public struct CoachingCore {
         guard context.features.tiers, let thread = chat.threads(of: clientID).first(where: \.active) else {
             return .commit(CoreCommit(records: [], reply: .none, quotaChanged: [clientID]))
         }
-        forgetCounts(of: clientID, ever: false)
+        // The client's count is forgotten when the record is applied (`.tier`), as a followed one is.
         let record = ChatRecord(threadNo: thread.no, side: .client, seq: thread.lastSeq, at: context.now, .tier(TierRecord(tier: tier)))
         return .commit(CoreCommit(records: [record], reply: .none, quotaChanged: [clientID]))
     }

@@ -77,9 +77,7 @@ final class CoreRunner {
 
     /// After a recovery rebuilt everything from the store.
     func replaceCore(with loaded: LoadedChat) {
-        let swept = core
         core = Self.core(loaded, features)
-        _ = swept
     }
 
     var chat: ChatState { core.chat }
