@@ -243,6 +243,40 @@ public enum PostgresSchema {
                 PRIMARY KEY (userId, threadId)
             );
             """),
+        // The push outbox (issue 28), as SQLite's "v18-push-outbox" (`AccountsSchema.pushOutbox`).
+        Migration(name: "v8-push-outbox", sql: """
+            CREATE TABLE pushOutbox (
+                id text PRIMARY KEY,
+                deviceId text NOT NULL,
+                userId text NOT NULL,
+                platform text NOT NULL,
+                threadId text NOT NULL,
+                kind text NOT NULL,
+                status text NOT NULL,
+                title text NOT NULL,
+                body text NOT NULL,
+                quiet integer NOT NULL,
+                badge bigint NOT NULL,
+                data text NOT NULL,
+                urgent integer NOT NULL,
+                expiresAt bigint NOT NULL,
+                sender text,
+                language text NOT NULL,
+                count bigint NOT NULL,
+                lastPos bigint NOT NULL,
+                enqueuedAt bigint NOT NULL,
+                notBefore bigint NOT NULL,
+                attempts integer NOT NULL,
+                sentAt bigint
+            );
+            CREATE INDEX pushOutbox_due ON pushOutbox (status, platform, notBefore);
+            CREATE INDEX pushOutbox_device ON pushOutbox (deviceId, threadId, kind, status);
+            CREATE INDEX pushOutbox_user ON pushOutbox (userId, threadId, status);
+            CREATE TABLE pushCursor (
+                name text PRIMARY KEY,
+                pos bigint NOT NULL
+            );
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

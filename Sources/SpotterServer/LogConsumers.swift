@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoop
 import Logging
 import Synchronization
 import SpotterCore
@@ -43,10 +44,13 @@ final class LogConsumerRunner: Sendable {
         lanes = consumers.map { ConsumerLane(consumer: $0, log: log, timing: timing, failPoints: failPoints, logger: logger) }
     }
 
-    /// Starts every consumer's thread.
+    /// Starts every consumer's thread. A consumer that never ran gets its start position here, before the server
+    /// takes connections, so that `.newest` means what was committed before this start (not whatever its thread
+    /// found first).
     func start() {
         for lane in lanes {
-            DispatchQueue(label: "spotter.consumer.\(lane.consumer.name)").async { lane.run() }
+            let known = try? lane.startPosition()
+            DispatchQueue(label: "spotter.consumer.\(lane.consumer.name)").async { lane.run(from: known) }
         }
     }
 
@@ -74,11 +78,24 @@ extension Server {
     func makeConsumers() throws -> [any LogConsumer] {
         var list = config.logConsumers
         if let path = config.logTapPath { list.insert(try LogTap(path: path), at: 0) }
+        if !config.push.providers.isEmpty {
+            let dispatcher = PushDispatcher(accounts: api.services.accounts, settings: config.push, clock: config.clock,
+                                            metrics: metrics, logger: logger)
+            pushDispatcher = dispatcher
+            list.append(PushConsumer(accounts: api.services.accounts, directory: api.services.accounts.directory,
+                                     settings: config.push, clock: config.clock, metrics: metrics,
+                                     facts: PushConsumer.askLoop(loop, LoopBound(runner, loop: loop)),
+                                     enqueued: { [weak dispatcher] in dispatcher?.wake() }))
+        }
         return list
     }
 
     /// Starts the consumers' threads. In a cluster they wait for the timer lease.
     func startConsumers(_ list: [any LogConsumer]) {
+        if let pushDispatcher {
+            pushDispatcher.setActive(self.runner.holdsTimers)
+            pushDispatcher.start()
+        }
         guard !list.isEmpty else { return }
         let runner = LogConsumerRunner(log: storage.chat, consumers: list, timing: config.logConsumerTiming,
                                        failPoints: config.failPoints, logger: logger)
@@ -146,10 +163,10 @@ final class ConsumerLane: Sendable {
                                 failures: failures.load(ordering: .relaxed))
     }
 
-    /// The lane's thread: passes until stopped.
-    func run() {
+    /// The lane's thread: passes until stopped, from `known` (the start position, when it could be read already).
+    func run(from known: Int64?) {
         defer { finished.signal() }
-        var position: Int64?
+        var position = known
         var failed = 0
         while !stopping.load(ordering: .acquiring) {
             guard active.load(ordering: .acquiring) else {
@@ -176,7 +193,7 @@ final class ConsumerLane: Sendable {
 
     /// The saved position, or (first run) the consumer's start, saved at once so a crash before its first batch
     /// does not move it.
-    private func startPosition() throws -> Int64 {
+    func startPosition() throws -> Int64 {
         if let known = try log.consumerPosition(consumer.name) {
             saved.store(known, ordering: .releasing)
             return known

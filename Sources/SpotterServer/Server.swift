@@ -38,6 +38,8 @@ public final class Server: @unchecked Sendable {
 
     /// The log's durable consumers (`--log-tap`, `config.logConsumers`); nil when there are none.
     var consumers: LogConsumerRunner?
+    /// Sends the push outbox (when a push provider is configured).
+    var pushDispatcher: PushDispatcher?
 
     /// Cluster mode's parts (nil: one process alone).
     let cluster: ClusterSetup?
@@ -211,6 +213,7 @@ public final class Server: @unchecked Sendable {
     public func run() {
         loop.run()
         if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
+        if pushDispatcher?.stop() == false { logger.warning("the push dispatcher did not stop in time; its pushes go at the next start") }
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
         runner.checkpointBeforeStop()
         runner.follower?.stop()
@@ -337,6 +340,7 @@ public final class Server: @unchecked Sendable {
                 if held != runner.holdsTimers { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
                 runner.holdsTimers = held
                 consumers?.setActive(held)
+                pushDispatcher?.setActive(held)
             })
         }
         timer.unref()

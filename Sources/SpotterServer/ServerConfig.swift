@@ -105,6 +105,9 @@ public struct ServerConfig: Sendable {
     public var logConsumers: [any LogConsumer] = []
     /// How the log's consumers poll, batch and back off.
     public var logConsumerTiming = LogConsumerTiming()
+    /// Push notifications (issue 28): the providers (none: no pushes are decided) and how pushes are worded,
+    /// coalesced, queued and retried.
+    public var push = PushSettings()
     /// Crash tests only (`SPOTTER_FAIL_POINT`): the moment at which the process kills itself (`FailPoint`).
     public var failPoints = FailPoints()
 

@@ -56,6 +56,11 @@ final class ServerMetrics: Sendable {
     /// Each durable log consumer's lag gauge and counters, by name, with the totals at the previous scrape.
     private let consumers = Mutex<[String: ConsumerMetrics]>([:])
     private let closes = Mutex<[UInt16: Counter]>([:])
+    /// Counters and gauges made on first use, by label and dimensions (the push dispatcher's, by platform and reason).
+    private let labelledCounters = Mutex<[String: Counter]>([:])
+    private let labelledGauges = Mutex<[String: Gauge]>([:])
+    /// A push's time from entering the outbox to the provider's answer (`spotter_push_latency_seconds`).
+    let pushLatency: CoreMetrics.Timer
     private let handshakeFailures = Mutex<[String: Counter]>([:])
 
     init() {
@@ -64,7 +69,12 @@ final class ServerMetrics: Sendable {
             .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),
             .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
         ]
+        factory.durationHistogramBuckets["spotter_push_latency_seconds"] = [
+            .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(2), .seconds(5), .seconds(30), .seconds(60), .seconds(300),
+        ]
         self.factory = factory
+        pushLatency = CoreMetrics.Timer(label: "spotter_push_latency_seconds", factory: factory)
         messagesAcked = Counter(label: "spotter_messages_total", factory: factory)
         followedRecords = Counter(label: "spotter_cluster_followed_records_total", factory: factory)
         followGapReads = Counter(label: "spotter_cluster_gap_reads_total", factory: factory)
@@ -152,6 +162,27 @@ final class ServerMetrics: Sendable {
                 dimensions: [("status", String(status)), ("reason", reason)], factory: factory)
             counters[key] = counter
             counter.increment()
+        }
+    }
+
+    /// Adds `amount` to the counter `label` with `dimensions`, made on first use.
+    func count(_ label: String, _ dimensions: [(String, String)], by amount: Int = 1) {
+        guard amount > 0 else { return }
+        let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+        labelledCounters.withLock { counters in
+            let counter = counters[key] ?? Counter(label: label, dimensions: dimensions, factory: factory)
+            counters[key] = counter
+            counter.increment(by: amount)
+        }
+    }
+
+    /// Sets the gauge `label` with `dimensions`, made on first use.
+    func gauge(_ label: String, _ dimensions: [(String, String)], _ value: Int) {
+        let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+        labelledGauges.withLock { gauges in
+            let gauge = gauges[key] ?? Gauge(label: label, dimensions: dimensions, factory: factory)
+            gauges[key] = gauge
+            gauge.record(value)
         }
     }
 

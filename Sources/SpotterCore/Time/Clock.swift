@@ -29,6 +29,14 @@ extension Clock {
 public struct SystemClock: Clock {
     public init() {}
     public var now: Int64 { Int64(time(nil)) }
+
+    /// Milliseconds since 1970-01-01 UTC: for waits measured in real time whatever clock decides (the push
+    /// outbox's coalescing windows and retry delays).
+    public static var milliseconds: Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
 }
 
 /// A clock that stands still until a test moves it. Safe from any thread (the server reads it on its loop while

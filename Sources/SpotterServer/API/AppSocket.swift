@@ -48,6 +48,9 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     var pendingSends = 0
     /// When this socket last forwarded typing, per thread (loop ms).
     var lastTyping: [String: UInt64] = [:]
+    /// The app said it went to the background (`app_state`): the person counts as away for pushes while every
+    /// socket of theirs here is.
+    var inBackground = false
 
     var runner: CoreRunner { api.server.runner }
 

@@ -38,6 +38,7 @@ extension AppSocket {
     static func registerAccountCommands(_ table: inout CommandTable) {
         table.on(MeCommand.self) { socket, _, id in socket.me(id: id) }
         table.on(RefreshRequest.self) { socket, body, id in socket.refresh(body, id: id) }
+        table.on(AppStateCommand.self) { socket, body, id in socket.appState(body, id: id) }
     }
 }
 

@@ -144,4 +144,43 @@ enum AccountsSchema {
             PRIMARY KEY (userId, threadId)
         );
         """
+
+    /// The "v18-push-outbox" migration: pushes decided and not yet done with (issue 28). One row per push to one
+    /// device, id `pos:<record>:<device>`; `status` pending (waiting for `notBefore`, ms), sending (handed to a
+    /// provider: set back to pending at start-up, so a push in flight at a crash goes again with the same id) or
+    /// sent (kept an hour, for coalescing and badge updates). `pushCursor`: the newest record whose pushes are
+    /// here, written in the same transaction, so a record handed over again makes no second push.
+    static let pushOutbox = """
+        CREATE TABLE pushOutbox (
+            id TEXT PRIMARY KEY NOT NULL,
+            deviceId TEXT NOT NULL,
+            userId TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            threadId TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            quiet INTEGER NOT NULL,
+            badge INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            urgent INTEGER NOT NULL,
+            expiresAt INTEGER NOT NULL,
+            sender TEXT,
+            language TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            lastPos INTEGER NOT NULL,
+            enqueuedAt INTEGER NOT NULL,
+            notBefore INTEGER NOT NULL,
+            attempts INTEGER NOT NULL,
+            sentAt INTEGER
+        );
+        CREATE INDEX pushOutbox_due ON pushOutbox(status, platform, notBefore);
+        CREATE INDEX pushOutbox_device ON pushOutbox(deviceId, threadId, kind, status);
+        CREATE INDEX pushOutbox_user ON pushOutbox(userId, threadId, status);
+        CREATE TABLE pushCursor (
+            name TEXT PRIMARY KEY NOT NULL,
+            pos INTEGER NOT NULL
+        );
+        """
 }
