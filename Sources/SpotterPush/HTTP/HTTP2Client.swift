@@ -23,16 +23,21 @@ public final class HTTP2Client: @unchecked Sendable {
         /// Connections per host (each carries up to `maxInFlight` streams; more open only when a server limits
         /// its streams).
         public var maxConnectionsPerHost: Int
+        /// The largest answer body kept (push services answer with a few hundred bytes of JSON); a larger one ends
+        /// the request with a transport error.
+        public var maxResponseBytes: Int
         /// The thread's name.
         public var name: String
 
         public init(caFile: String? = nil, timeoutSeconds: Double = 30, connectTimeoutSeconds: Double = 10,
-                    maxInFlight: Int = 200, maxConnectionsPerHost: Int = 4, name: String = "push-http2") {
+                    maxInFlight: Int = 200, maxConnectionsPerHost: Int = 4, maxResponseBytes: Int = 64 * 1024,
+                    name: String = "push-http2") {
             self.caFile = caFile
             self.timeoutSeconds = timeoutSeconds
             self.connectTimeoutSeconds = connectTimeoutSeconds
             self.maxInFlight = max(1, maxInFlight)
             self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
+            self.maxResponseBytes = max(0, maxResponseBytes)
             self.name = name
         }
     }

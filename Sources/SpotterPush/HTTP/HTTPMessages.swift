@@ -84,10 +84,12 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension StringProtocol {
+    /// Without leading and trailing spaces, tabs, CR and LF (by scalar: "\r\n" is one `Character`).
     var trimmingSpaces: String {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" || last == "\r" || last == "\n" { text = text.dropLast() }
-        return String(text)
+        let blank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        var scalars = Substring(self).unicodeScalars[...]
+        while let first = scalars.first, blank(first) { scalars = scalars.dropFirst() }
+        while let last = scalars.last, blank(last) { scalars = scalars.dropLast() }
+        return String(String.UnicodeScalarView(scalars))
     }
 }

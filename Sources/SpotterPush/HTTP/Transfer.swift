@@ -14,11 +14,11 @@ final class Transfer: @unchecked Sendable {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var done = false
 
-    /// The largest answer body kept: push services answer with a few hundred bytes of JSON.
-    static let maxBodyBytes = 64 * 1024
+    private let maxBodyBytes: Int
 
-    private init(easy: UnsafeMutableRawPointer, completion: @escaping HTTP2Client.Completion) {
+    private init(easy: UnsafeMutableRawPointer, maxBodyBytes: Int, completion: @escaping HTTP2Client.Completion) {
         self.easy = easy
+        self.maxBodyBytes = maxBodyBytes
         self.completion = completion
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -30,7 +30,7 @@ final class Transfer: @unchecked Sendable {
 
     static func make(_ item: HTTP2Client.Queued, options: HTTP2Client.Options) -> Result<Transfer, HTTPClientError> {
         guard let easy = curl_easy_init() else { return .failure(.transport(code: -1, message: "curl_easy_init failed")) }
-        let transfer = Transfer(easy: easy, completion: item.completion)
+        let transfer = Transfer(easy: easy, maxBodyBytes: options.maxResponseBytes, completion: item.completion)
         let request = item.request
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var ok = true
@@ -127,7 +127,7 @@ final class Transfer: @unchecked Sendable {
     // MARK: Callbacks (C function pointers: no captures)
 
     fileprivate func received(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard body.count + bytes.count <= Self.maxBodyBytes else { return false }
+        guard body.count + bytes.count <= maxBodyBytes else { return false }
         body += bytes
         return true
     }
