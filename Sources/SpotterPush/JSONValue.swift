@@ -47,7 +47,7 @@ enum JSONValue: Equatable {
             case "\n": out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
             case "\r": out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
             case "\t": out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case "\u{2028}", "\u{2029}", "\u{7F}", _ where scalar.value < 0x20:
+            case _ where scalar.value < 0x20 || scalar == "\u{7F}" || scalar == "\u{2028}" || scalar == "\u{2029}":
                 let value = scalar.value
                 out += Array("\\u".utf8) + [hex[Int(value >> 12 & 0xF)], hex[Int(value >> 8 & 0xF)],
                                             hex[Int(value >> 4 & 0xF)], hex[Int(value & 0xF)]]

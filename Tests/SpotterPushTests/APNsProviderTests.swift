@@ -8,11 +8,12 @@ import SpotterPushCrypto
 
 @Suite("APNs provider against the local APNs stand-in (HTTP/2, PyJWT)", .serialized, .enabled(if: StandIns.shouldRun))
 final class APNsProviderTests {
-    let standIns = StandIns.shared
+    let standIns: StandIns
     let clock = MovableClock()
     let provider: APNsProvider
 
     init() throws {
+        standIns = try StandIns.shared()
         try standIns.clearModes("apns")
         let key = try APNsSigningKey(p8: standIns.apnsP8, keyID: standIns.apnsKeyID, teamID: standIns.apnsTeamID)
         provider = APNsProvider(signingKey: key, baseURL: standIns.apns,

@@ -7,11 +7,12 @@ import SpotterPushCrypto
 
 @Suite("FCM provider against the local FCM stand-in (token grant and messages:send)", .serialized, .enabled(if: StandIns.shouldRun))
 final class FCMProviderTests {
-    let standIns = StandIns.shared
+    let standIns: StandIns
     let clock = MovableClock()
     let provider: FCMProvider
 
     init() throws {
+        standIns = try StandIns.shared()
         try standIns.clearModes("fcm")
         try standIns.mode(["fcm_token_lifetime": 3600])
         let account = try FCMServiceAccount(json: standIns.serviceAccountJSON)

@@ -29,10 +29,10 @@ final class StandIns: @unchecked Sendable {
         return false
     }()
 
-    /// The one stand-in process of this test run; it exits when this process does (its stdin closes).
-    static let shared: StandIns = {
-        do { return try StandIns() } catch { preconditionFailure("push-standins.py did not start: \(error)") }
-    }()
+    /// The one stand-in process of this test run; it exits when this process does (its stdin closes). A test that
+    /// needs it fails (throws) when it could not start.
+    static func shared() throws -> StandIns { try started.get() }
+    private static let started = Result { try StandIns() }
 
     let apns: String
     let fcm: String

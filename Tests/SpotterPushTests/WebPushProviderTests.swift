@@ -7,11 +7,12 @@ import SpotterPushCrypto
 
 @Suite("Web Push provider against the local push service stand-in (VAPID, http_ece)", .serialized, .enabled(if: StandIns.shouldRun))
 final class WebPushProviderTests {
-    let standIns = StandIns.shared
+    let standIns: StandIns
     let clock = MovableClock()
     let provider: WebPushProvider
 
     init() throws {
+        standIns = try StandIns.shared()
         try standIns.clearModes("webpush")
         let key = try VAPIDKey(privateKey: .generate(), subject: "mailto:ops@spotter.example")
         provider = WebPushProvider(vapidKey: key, client: HTTP2Client(options: .init(caFile: standIns.caFile, timeoutSeconds: 10)),

@@ -7,7 +7,8 @@ import Synchronization
 
 /// Pushes to iPhones, iPads and Macs through APNs' HTTP/2 API with token-based authentication: one ES256 provider
 /// token from the `.p8` key serves every request until it is 50 minutes old (`APNsProviderToken`); APNs' 403
-/// `ExpiredProviderToken` renews it at once and the push is sent once more.
+/// `ExpiredProviderToken` (or `InvalidProviderToken`) renews it at once and the push is sent once more; a second
+/// refusal is the push's outcome (a retry for an expired token, refused for an invalid one).
 public final class APNsProvider: PushProvider {
     public let platform = PushAddress.Platform.apns
     private let client: HTTP2Client
