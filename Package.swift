@@ -37,6 +37,8 @@ let package = Package(
         // The cluster engines' clients: NATS (broker) and PostgreSQL (store).
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // HTTP/2 for the push providers (libcurl with nghttp2).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // libuv in Swift: loop, TCP, timers, cross-thread wake-ups, work queue.
         .target(name: "EventLoop", dependencies: ["CLibUV"]),
@@ -59,6 +61,16 @@ let package = Package(
         // The push providers' cryptography: Web Push encryption (RFC 8291) and VAPID (RFC 8292), the APNs provider
         // token, the FCM service-account grant and its access token. Pure: no sockets, no clock.
         .target(name: "SpotterPushCrypto", dependencies: ["COpenSSL", "Base64Codec", "SpotterCore"]),
+
+        // The push providers: APNs, FCM HTTP v1 and Web Push over HTTP/2 (libcurl on its own thread), behind
+        // SpotterPorts' PushProvider; their keys loaded by PushProviderSettings. Wired by the `spotter` executable.
+        .target(
+            name: "SpotterPush",
+            dependencies: [
+                "SpotterPorts", "SpotterCore", "SpotterPushCrypto", "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // The store's ports, with no engine in them: the log's (ChatLogEngine, ChatStore, FollowableLog, TimerLease,
         // ConsumableLog and LogConsumer), the accounts' (AccountsEngine) and a server's storage (ServerStorage), the
@@ -237,6 +249,8 @@ let package = Package(
         .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
         .testTarget(name: "SpotterPushCryptoTests", dependencies: ["SpotterPushCrypto", "Base64Codec", "SeededRandom"]),
+        // The providers against local stand-ins (Tests/scripts/push-standins.py: h2, PyJWT, http_ece).
+        .testTarget(name: "SpotterPushTests", dependencies: ["SpotterPush", "SpotterPorts", "SpotterCore", "SpotterPushCrypto"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec", "SeededRandom"]),
         // The deterministic simulator: the core and the commit pipeline under a seeded schedule of commands,
         // crashes and restarts over a simulated log, with the invariants checked after every step. No sockets,
