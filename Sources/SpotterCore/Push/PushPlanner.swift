@@ -145,6 +145,10 @@ public struct PushPlanner: Sendable {
                              now: Int64) -> [PlannedPush] {
         guard let after = Session(view: body.session) else { return [] }
         let actor = body.actor.flatMap(SessionActor.init(rawValue:))
+        // A client's answer can change another client's session (a conflict settled: Amal moving frees Badr's
+        // slot). The core logs that one as "updated" with the answering client as actor, who is no participant
+        // here: both participants hear of it.
+        let actedHere = !(actor == .client && body.change == "updated")
         let before = body.before
         let kind: PlannedPush.Kind
         let sides: [Side]
@@ -160,10 +164,10 @@ public struct PushPlanner: Sendable {
                 (kind, sides) = (.session, [.coach])
             case .invited, .requested, .alternativeProposed, .rescheduleRequested, .declined, .cancelled:
                 guard before?.status != after.status || before?.start != after.start else { return [] }
-                (kind, sides) = (.session, Self.others(of: actor))
+                (kind, sides) = (.session, Self.others(of: actedHere ? actor : nil))
             case .scheduled:
                 guard let before, before.status != .scheduled || before.start != after.start else { return [] }
-                (kind, sides) = (.session, Self.others(of: actor))
+                (kind, sides) = (.session, Self.others(of: actedHere ? actor : nil))
             case .inProgress, .completed, .expired, .missed:
                 return []
             }

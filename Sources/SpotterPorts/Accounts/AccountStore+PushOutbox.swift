@@ -119,7 +119,7 @@ extension AccountStore {
                 SELECT o.*, d.token, d.topic, d.environment, d.p256dh, d.auth, d.id AS present
                 FROM pushOutbox o LEFT JOIN device d ON d.id = o.deviceId
                 WHERE o.status = 'pending' AND o.platform = ? AND o.notBefore <= ?
-                ORDER BY o.notBefore, o.id LIMIT ?
+                ORDER BY o.notBefore, o.lastPos, o.id LIMIT ?
                 """, [platform.rawValue, now, limit])
             var claimed: [OutboxPush] = []
             for row in rows {
