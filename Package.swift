@@ -164,6 +164,7 @@ let package = Package(
             name: "spotter",
             dependencies: [
                 "SpotterServer", "SpotterPorts", "SpotterStore", "SpotterCore", "SpotterProtocol", "SpotterSMS", "SpotterPostgres", "SpotterNATS",
+                "SpotterPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -250,7 +251,7 @@ let package = Package(
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
         .testTarget(name: "SpotterPushCryptoTests", dependencies: ["SpotterPushCrypto", "Base64Codec", "SeededRandom"]),
         // The providers against local stand-ins (Tests/scripts/push-standins.py: h2, PyJWT, http_ece).
-        .testTarget(name: "SpotterPushTests", dependencies: ["SpotterPush", "SpotterPorts", "SpotterCore", "SpotterPushCrypto"]),
+        .testTarget(name: "SpotterPushTests", dependencies: ["SpotterPush", "SpotterPorts", "SpotterCore", "SpotterPushCrypto", "TestSupport"]),
         .testTarget(name: "SpotterCoreTests", dependencies: ["SpotterCore", "SpotterProtocol", "Base64Codec", "SeededRandom"]),
         // The deterministic simulator: the core and the commit pipeline under a seeded schedule of commands,
         // crashes and restarts over a simulated log, with the invariants checked after every step. No sockets,

@@ -89,6 +89,7 @@ struct Serve: ParsableCommand {
     )
 
     @OptionGroup var storage: StorageOptions
+    @OptionGroup var push: PushOptions
 
     @Option(help: ArgumentHelp("""
         Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
@@ -388,6 +389,7 @@ struct Serve: ParsableCommand {
         }
         var configured = config
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
+        _ = try push.apply(to: &configured, logger: logger)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
         let server = Server(config: configured, storage: serverStorage, logger: logger, otpSender: sender, emailSender: emailSender,
