@@ -101,6 +101,10 @@ public struct ServerConfig: Sendable {
     public var checkpointIntervalMilliseconds: UInt64 = 1000
     /// `--log-tap`: a file every record of the log is appended to as a JSON line, by a durable consumer (`LogTap`).
     public var logTapPath: String?
+    /// Web Push (issue 28): the VAPID public key, the base64url (no padding) of the uncompressed P-256 point (65
+    /// bytes from 0x04), that browsers subscribe with (`GET /v1/push/vapid-public-key`). nil: no Web Push, and the
+    /// endpoint answers 404 `push_not_configured`. Set from `--webpush-vapid-key`'s key pair.
+    public var webPushPublicKey: String?
     /// Durable consumers of the log besides the tap (each on its own thread, each with its own saved position).
     public var logConsumers: [any LogConsumer] = []
     /// How the log's consumers poll, batch and back off.
