@@ -243,6 +243,10 @@ public enum PostgresSchema {
                 PRIMARY KEY (userId, threadId)
             );
             """),
+        // Where session reminders go (issue 28), as SQLite's "v17-reminder-channels" (`AccountsSchema.reminderChannels`).
+        Migration(name: "v7-reminder-channels", sql: """
+            ALTER TABLE notificationPreference ADD COLUMN reminderChannels text NOT NULL DEFAULT 'push';
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

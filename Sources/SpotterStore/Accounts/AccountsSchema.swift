@@ -144,4 +144,10 @@ enum AccountsSchema {
             PRIMARY KEY (userId, threadId)
         );
         """
+
+    /// The "v17-reminder-channels" migration: where a user's session reminders go (issue 28, item 7), the channels
+    /// in wire order joined by commas (`push`, `push,email`, `sms`…); rows saved before it are push only.
+    static let reminderChannels = """
+        ALTER TABLE notificationPreference ADD COLUMN reminderChannels TEXT NOT NULL DEFAULT 'push';
+        """
 }
