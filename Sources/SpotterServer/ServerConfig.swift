@@ -107,6 +107,10 @@ public struct ServerConfig: Sendable {
     public var webPushPublicKey: String?
     /// Durable consumers of the log besides the tap (each on its own thread, each with its own saved position).
     public var logConsumers: [any LogConsumer] = []
+    /// Session reminders off the app (issue 28, item 7): the sender of each off-app channel (`email`, `sms`) the
+    /// server has a gateway for. Empty (the default): no reminder goes off the app and the `reminders` consumer does
+    /// not run. `spotter serve` sets one per gateway (`--sms-gateway-url`, `--email-gateway-url`).
+    public var reminderSenders: [ReminderChannel: any NotificationTextSender] = [:]
     /// How the log's consumers poll, batch and back off.
     public var logConsumerTiming = LogConsumerTiming()
     /// Crash tests only (`SPOTTER_FAIL_POINT`): the moment at which the process kills itself (`FailPoint`).
