@@ -78,7 +78,7 @@ extension Server {
         // Session reminders by email or SMS, when the server has a gateway for either.
         if !config.reminderSenders.isEmpty {
             list.append(ReminderConsumer(accounts: api.services.accounts, senders: config.reminderSenders, clock: config.clock,
-                                         logger: logger))
+                                         metrics: metrics, logger: logger))
         }
         return list
     }

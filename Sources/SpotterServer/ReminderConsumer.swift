@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 import SpotterCore
 import SpotterPorts
 import SpotterProtocol
@@ -24,35 +23,32 @@ final class ReminderConsumer: LogConsumer {
     private let senders: [ReminderChannel: any NotificationTextSender]
     private let clock: any Clock
     private let logger: Logger
-    private let counts = Mutex(ReminderCounts())
+    /// `spotter_reminders_total{outcome}`, by outcome: `sent_email`, `sent_sms` (a text sent again after a crash
+    /// counts again), `push_only`, `off`, `unreachable`, `refused`, `late`.
+    private let outcomes: [String: Counter]
 
-    /// What the consumer did so far, per outcome (a text sent again after a crash counts again).
-    struct ReminderCounts: Equatable {
-        var sent: [ReminderChannel: Int] = [:]
-        var pushOnly = 0
-        var off = 0
-        var unreachable = 0
-        var refused = 0
-        var late = 0
-    }
-
-    init(accounts: AccountStore, senders: [ReminderChannel: any NotificationTextSender], clock: any Clock, logger: Logger) {
+    init(accounts: AccountStore, senders: [ReminderChannel: any NotificationTextSender], clock: any Clock,
+         metrics: ServerMetrics, logger: Logger) {
         self.accounts = accounts
         self.senders = senders
         self.clock = clock
         var logger = logger
         logger[metadataKey: "component"] = "reminders"
         self.logger = logger
+        let names = ["sent_email", "sent_sms", "push_only", "off", "unreachable", "refused", "late"]
+        outcomes = Dictionary(uniqueKeysWithValues: names.map { ($0, metrics.reminderCounter($0)) })
     }
 
-    var counted: ReminderCounts { counts.withLock { $0 } }
+    private func count(_ outcome: String) {
+        outcomes[outcome]?.increment()
+    }
 
     func deliver(_ deliveries: [LogDelivery]) throws {
         for delivery in deliveries {
             guard case .session = delivery.record.content, let body = SessionRecordBody(delivery.record),
                   body.change == "starting_soon", let session = Session(view: body.session) else { continue }
             guard clock.now < session.start + Int64(session.durationMinutes) * 60 else {
-                counts.withLock { $0.late += 2 }
+                count("late")
                 continue
             }
             for (userID, side) in [(session.coachID, SessionActor.coach), (session.clientID, .client)] {
@@ -69,10 +65,10 @@ final class ReminderConsumer: LogConsumer {
         let decision = ReminderRoute.decide(preferences, hasDevice: hasDevice, email: user.email, phone: user.phone,
                                             gateways: Set(senders.keys))
         switch decision {
-        case .off: counts.withLock { $0.off += 1 }
-        case .pushOnly: counts.withLock { $0.pushOnly += 1 }
+        case .off: count("off")
+        case .pushOnly: count("push_only")
         case .unreachable:
-            counts.withLock { $0.unreachable += 1 }
+            count("unreachable")
             logger.info("session reminder reaches no one: no device and no address a gateway can reach",
                         metadata: ["id": "\(id)"])
         case .send(let targets):
@@ -85,9 +81,9 @@ final class ReminderConsumer: LogConsumer {
                 do {
                     try sender.send(NotificationText(id: id, channel: target.channel, to: target.address, subject: subject,
                                                      text: text, kind: "session_reminder"))
-                    counts.withLock { $0.sent[target.channel, default: 0] += 1 }
+                    count("sent_" + target.channel.rawValue)
                 } catch let failure as NotificationTextFailure {
-                    counts.withLock { $0.refused += 1 }
+                    count("refused")
                     logger.warning("session reminder refused by the gateway; not retried",
                                    metadata: ["id": "\(id)", "channel": "\(target.channel.rawValue)", "error": "\(failure)"])
                 }

@@ -52,6 +52,11 @@ struct ReminderTests {
         server.server.tickTimers()
     }
 
+    /// `spotter_reminders_total{outcome="…"}`.
+    static func outcome(_ server: TestServer, _ name: String) throws -> Double? {
+        try server.metric("spotter_reminders_total{outcome=\"\(name)\"}")
+    }
+
     /// Waits up to 10 s until `condition` holds.
     static func eventually(_ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(10)
@@ -98,6 +103,8 @@ struct ReminderTests {
         // Nothing more: the coach has a device and chose push only; no SMS to anyone.
         Thread.sleep(forTimeInterval: 0.3)
         #expect(gateways.email.texts.count == 1 && gateways.sms.texts.isEmpty, "\(gateways.all)")
+        #expect(try Self.outcome(server, "sent_email") == 1 && Self.outcome(server, "push_only") == 1)
+        #expect(try Self.outcome(server, "sent_sms") == 0 && Self.outcome(server, "unreachable") == 0)
         // The session itself is untouched by the consumer.
         let sessions = try coachSocket.result("sessions", ["from": Self.start - 86_400, "to": Self.start + 86_400])["sessions"] as? [[String: Any]]
         #expect(sessions?.first { $0["id"] as? String == id }?["reminded"] as? Bool == true)
@@ -141,6 +148,7 @@ struct ReminderTests {
         Thread.sleep(forTimeInterval: 0.3)
         #expect(gateways.all.filter { $0.id.hasSuffix(clients[0].id) }.isEmpty, "reminders off")
         #expect(gateways.all.count == 3, "\(gateways.all)")
+        #expect(try Self.outcome(server, "off") == 1 && Self.outcome(server, "sent_email") == 2 && Self.outcome(server, "sent_sms") == 1)
     }
 
     @Test func aRepeatAfterARestartCarriesTheSameID() throws {
@@ -234,5 +242,26 @@ struct ReminderTests {
         #expect(Self.eventually { (try? server.metric(#"spotter_log_consumer_lag{consumer="reminders"}"#)) == 0 })
         Thread.sleep(forTimeInterval: 0.2)
         #expect(gateway.texts.count == 1, "\(gateway.texts)")
+        #expect(try Self.outcome(server, "refused") == 1 && Self.outcome(server, "late") == 1)
+    }
+
+    /// A server with an SMS gateway only: a client who signed up by email and has no device is reached by nothing,
+    /// and counted; the coach with a device is pushed only.
+    @Test func noAddressAGatewayCanReachIsCounted() throws {
+        let clock = TestClock(now: Self.start - 3600)
+        let sms = RecordingTextSender()
+        let server = try TestServer {
+            $0.clock = clock
+            $0.reminderSenders = [.sms: sms]
+            $0.logConsumerTiming.pollMilliseconds = 20
+        }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let (coach, clients, threads) = try api.coachWithClients(1, domain: "nowhere.test")
+        try Self.registerDevice(api, coach.access)
+        _ = try Self.schedule(server, coach: coach.access, client: clients[0].access, thread: threads[0], start: Self.start)
+        Self.remind(server, clock)
+        #expect(Self.eventually { (try? Self.outcome(server, "unreachable")) == 1 })
+        #expect(try Self.outcome(server, "push_only") == 1 && sms.texts.isEmpty)
     }
 }
