@@ -81,6 +81,11 @@ struct RulesNotificationTests {
         #expect([delivery(.message), delivery(.session), delivery(.reminder)] == [.skip, .skip, .skip])
         prefs.reminders = true
         #expect(delivery(.reminder) == .alert)
+        // Reminders by email only: not pushed; with push among the channels, pushed.
+        prefs.reminderChannels = [.email]
+        #expect(delivery(.reminder) == .skip)
+        prefs.reminderChannels = [.email, .push]
+        #expect(delivery(.reminder) == .alert)
     }
 
     @Test func quietHoursAreReadInTheUsersZoneAcrossMidnight() {
