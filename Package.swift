@@ -122,6 +122,7 @@ let package = Package(
             resources: [
                 .embedInCode("files/spotter.js"),
                 .embedInCode("files/spotter.d.ts"),
+                .embedInCode("files/push-worker.js"),  // the console's service worker
                 .embedInCode("files/console/index.html"),
                 .embedInCode("files/console/console.css"),
                 // The console's ES modules (WebFiles.consoleModules).
@@ -138,6 +139,7 @@ let package = Package(
                 .embedInCode("files/console/language.js"),
                 .embedInCode("files/console/metrics.js"),
                 .embedInCode("files/console/page.js"),
+                .embedInCode("files/console/push.js"),
                 .embedInCode("files/console/sessions.js"),
                 .embedInCode("files/console/signin.js"),
                 .embedInCode("files/console/state.js"),

@@ -243,6 +243,10 @@ public enum PostgresSchema {
                 PRIMARY KEY (userId, threadId)
             );
             """),
+        // Where session reminders go (issue 28), as SQLite's "v17-reminder-channels" (`AccountsSchema.reminderChannels`).
+        Migration(name: "v7-reminder-channels", sql: """
+            ALTER TABLE notificationPreference ADD COLUMN reminderChannels text NOT NULL DEFAULT 'push';
+            """),
         // The push outbox (issue 28), as SQLite's "v18-push-outbox" (`AccountsSchema.pushOutbox`).
         Migration(name: "v8-push-outbox", sql: """
             CREATE TABLE pushOutbox (

@@ -44,11 +44,15 @@ public struct HTTPOTPSender: OTPSender {
     }
 
     public func send(code: String, to phone: String) throws {
+        try post(["to": phone, "code": code, "text": HTTPOTPSender.text(code: code)])
+    }
+
+    /// POSTs `body` as JSON (sorted keys) and waits for a 2xx.
+    func post(_ body: [String: String]) throws {
         var request = URLRequest(url: url, timeoutInterval: timeoutSeconds)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let body: [String: String] = ["to": phone, "code": code, "text": HTTPOTPSender.text(code: code)]
         request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
 
         let outcome = Outcome()
@@ -77,5 +81,22 @@ public struct HTTPOTPSender: OTPSender {
         private var result: Result<Void, Failure>?
         func set(_ value: Result<Void, Failure>) { lock.withLock { result = value } }
         func get() -> Result<Void, Failure> { lock.withLock { result ?? .failure(.transport("no result")) } }
+    }
+}
+
+/// Notification texts (a session reminder) through the same gateway: one `POST` of
+///
+///     {"id":"pos:42:<user id>","kind":"session_reminder","subject":"Session starting soon","text":"…","to":"+9665…"}
+///
+/// `id` is the same each time the same text is sent again (after a crash): a gateway drops what it has seen. `to` is
+/// a phone number for the SMS gateway, an address for the mail gateway. A 4xx answer other than 408 and 429 is a
+/// refusal for good (`NotificationTextFailure.refused`, not retried); any other failure throws to be retried.
+extension HTTPOTPSender: NotificationTextSender {
+    public func send(_ text: NotificationText) throws {
+        do {
+            try post(["id": text.id, "kind": text.kind, "subject": text.subject, "text": text.text, "to": text.to])
+        } catch Failure.status(let status) where (400..<500).contains(status) && status != 408 && status != 429 {
+            throw NotificationTextFailure.refused(status: status)
+        }
     }
 }

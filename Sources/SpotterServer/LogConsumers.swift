@@ -74,10 +74,16 @@ final class LogConsumerRunner: Sendable {
 }
 
 extension Server {
-    /// The log's durable consumers: the tap (opened here: start-up only, it blocks) and the configured ones.
+    /// The log's durable consumers: the tap (opened here: start-up only, it blocks), the configured ones, and the
+    /// session reminders off the app when a gateway is configured (`ServerConfig.reminderSenders`).
     func makeConsumers() throws -> [any LogConsumer] {
         var list = config.logConsumers
         if let path = config.logTapPath { list.insert(try LogTap(path: path), at: 0) }
+        // Session reminders by email or SMS, when the server has a gateway for either.
+        if !config.reminderSenders.isEmpty {
+            list.append(ReminderConsumer(accounts: api.services.accounts, senders: config.reminderSenders, clock: config.clock,
+                                         metrics: metrics, logger: logger))
+        }
         if !config.push.providers.isEmpty {
             let dispatcher = PushDispatcher(accounts: api.services.accounts, settings: config.push, clock: config.clock,
                                             metrics: metrics, logger: logger)

@@ -101,8 +101,16 @@ public struct ServerConfig: Sendable {
     public var checkpointIntervalMilliseconds: UInt64 = 1000
     /// `--log-tap`: a file every record of the log is appended to as a JSON line, by a durable consumer (`LogTap`).
     public var logTapPath: String?
+    /// Web Push (issue 28): the VAPID public key, the base64url (no padding) of the uncompressed P-256 point (65
+    /// bytes from 0x04), that browsers subscribe with (`GET /v1/push/vapid-public-key`). nil: no Web Push, and the
+    /// endpoint answers 404 `push_not_configured`. Set from `--webpush-vapid-key`'s key pair.
+    public var webPushPublicKey: String?
     /// Durable consumers of the log besides the tap (each on its own thread, each with its own saved position).
     public var logConsumers: [any LogConsumer] = []
+    /// Session reminders off the app (issue 28, item 7): the sender of each off-app channel (`email`, `sms`) the
+    /// server has a gateway for. Empty (the default): no reminder goes off the app and the `reminders` consumer does
+    /// not run. `spotter serve` sets one per gateway (`--sms-gateway-url`, `--email-gateway-url`).
+    public var reminderSenders: [ReminderChannel: any NotificationTextSender] = [:]
     /// How the log's consumers poll, batch and back off.
     public var logConsumerTiming = LogConsumerTiming()
     /// Push notifications (issue 28): the providers (none: no pushes are decided) and how pushes are worded,

@@ -127,6 +127,11 @@ final class ServerMetrics: Sendable {
     }
 
     /// Brings a log consumer's lag up to date, and its counters by what it did since the previous scrape.
+    /// `spotter_reminders_total{outcome}`: session reminders off the app, by what became of each (`ReminderConsumer`).
+    func reminderCounter(_ outcome: String) -> Counter {
+        Counter(label: "spotter_reminders_total", dimensions: [("outcome", outcome)], factory: factory)
+    }
+
     func recordConsumer(_ progress: ConsumerProgress) {
         consumers.withLock { all in
             let dimensions = [("consumer", progress.name)]

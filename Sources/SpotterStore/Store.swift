@@ -187,6 +187,8 @@ public final class Store: Sendable {
         migrator.registerMigration("v15-devices") { db in try db.execute(sql: AccountsSchema.devices) }
         // Notification preferences (issue 28): see `AccountsSchema.notifications`.
         migrator.registerMigration("v16-notifications") { db in try db.execute(sql: AccountsSchema.notifications) }
+        // Where session reminders go (issue 28): see `AccountsSchema.reminderChannels`.
+        migrator.registerMigration("v17-reminder-channels") { db in try db.execute(sql: AccountsSchema.reminderChannels) }
         // The push outbox (issue 28): see `AccountsSchema.pushOutbox`.
         migrator.registerMigration("v18-push-outbox") { db in try db.execute(sql: AccountsSchema.pushOutbox) }
         return migrator

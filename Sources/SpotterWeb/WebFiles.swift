@@ -18,7 +18,7 @@ public struct WebFiles: Sendable {
     /// Package.swift's resources.
     static let consoleModules = [
         "console.js", "admin.js", "chat.js", "client.js", "clock.js", "conversation.js", "dom.js", "figures.js",
-        "format.js", "i18n.js", "language.js", "metrics.js", "page.js", "sessions.js", "signin.js", "state.js",
+        "format.js", "i18n.js", "language.js", "metrics.js", "page.js", "push.js", "sessions.js", "signin.js", "state.js",
         "storage.js", "threads.js",
     ]
 
@@ -28,6 +28,9 @@ public struct WebFiles: Sendable {
         ("/clients/spotter.d.ts", "spotter.d.ts", "text/plain; charset=utf-8"),
         ("/console/", "console/index.html", "text/html; charset=utf-8"),
         ("/console/console.css", "console/console.css", "text/css; charset=utf-8"),
+        // The console's service worker (browser notifications): a classic script, not one of the page's modules,
+        // served under /console/ so that its scope is the console.
+        ("/console/push-worker.js", "push-worker.js", "text/javascript; charset=utf-8"),
     ] + consoleModules.map { ("/console/" + $0, "console/" + $0, "text/javascript; charset=utf-8") }
 
     /// The files compiled in.
@@ -40,7 +43,8 @@ public struct WebFiles: Sendable {
         "console/dom.js": PackageResources.dom_js, "console/figures.js": PackageResources.figures_js,
         "console/format.js": PackageResources.format_js, "console/i18n.js": PackageResources.i18n_js,
         "console/language.js": PackageResources.language_js, "console/metrics.js": PackageResources.metrics_js,
-        "console/page.js": PackageResources.page_js, "console/sessions.js": PackageResources.sessions_js,
+        "console/page.js": PackageResources.page_js, "console/push.js": PackageResources.push_js,
+        "push-worker.js": PackageResources.push_worker_js, "console/sessions.js": PackageResources.sessions_js,
         "console/signin.js": PackageResources.signin_js, "console/state.js": PackageResources.state_js,
         "console/storage.js": PackageResources.storage_js, "console/threads.js": PackageResources.threads_js,
     ])

@@ -236,6 +236,7 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("sms-gateway-url"), help: ArgumentHelp("""
         Send phone sign-in codes by POSTing JSON ({"to","code","text"}) to this SMS gateway URL (http or https); \
         the bearer token comes from SPOTTER_SMS_GATEWAY_TOKEN only. Without it codes go to the log at debug level. \
+        Session reminders go there too ({"id","kind","subject","text","to"}) for people who chose SMS or have no device. \
         [env: SPOTTER_SMS_GATEWAY_URL]
         """, valueName: "url"))
     var smsGatewayURL: String?
@@ -243,7 +244,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("email-gateway-url"), help: ArgumentHelp("""
         Send the codes that confirm a new email address by POSTing the same JSON ({"to","code","text"}, "to" being \
         the address) to this mail gateway URL (http or https); the bearer token comes from \
-        SPOTTER_EMAIL_GATEWAY_TOKEN only. Without it codes go to the log at debug level. [env: SPOTTER_EMAIL_GATEWAY_URL]
+        SPOTTER_EMAIL_GATEWAY_TOKEN only. Without it codes go to the log at debug level. Session reminders go there too \
+        for people who chose email or have no device. [env: SPOTTER_EMAIL_GATEWAY_URL]
         """, valueName: "url"))
     var emailGatewayURL: String?
 
@@ -392,6 +394,12 @@ struct Serve: ParsableCommand {
         _ = try push.apply(to: &configured, logger: logger)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
+        // Session reminders off the app go through the same gateways (a development server without them logs them).
+        if let sms = sender as? HTTPOTPSender { configured.reminderSenders[.sms] = sms }
+        if let email = emailSender as? HTTPOTPSender { configured.reminderSenders[.email] = email }
+        if configured.reminderSenders.isEmpty && config.development {
+            configured.reminderSenders = [.sms: LogNotificationSender(logger: logger), .email: LogNotificationSender(logger: logger)]
+        }
         let server = Server(config: configured, storage: serverStorage, logger: logger, otpSender: sender, emailSender: emailSender,
                             cluster: cluster)
         if let sender = sender as? HTTPOTPSender {

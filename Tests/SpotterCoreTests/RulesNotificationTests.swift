@@ -81,6 +81,11 @@ struct RulesNotificationTests {
         #expect([delivery(.message), delivery(.session), delivery(.reminder)] == [.skip, .skip, .skip])
         prefs.reminders = true
         #expect(delivery(.reminder) == .alert)
+        // Reminders by email only: not pushed; with push among the channels, pushed.
+        prefs.reminderChannels = [.email]
+        #expect(delivery(.reminder) == .skip)
+        prefs.reminderChannels = [.email, .push]
+        #expect(delivery(.reminder) == .alert)
     }
 
     @Test func quietHoursAreReadInTheUsersZoneAcrossMidnight() {
@@ -109,5 +114,74 @@ struct RulesNotificationTests {
         #expect(view == NotificationSettings(messages: true, sessions: false, reminders: true,
                                              quietHours: QuietHoursBody(start: "01:00", end: "02:00"),
                                              mutedThreads: [ThreadMuteBody(threadId: "b", until: nil)], timeZone: "Asia/Riyadh"))
+    }
+}
+
+/// Where a reminder goes off the app (`ReminderRoute`) and what `reminder_channels` may say.
+@Suite("Reminder routes")
+struct ReminderRouteTests {
+    static let both: Set<ReminderChannel> = [.email, .sms]
+
+    func route(_ channels: Set<ReminderChannel>, reminders: Bool = true, device: Bool, email: String? = "a@b.test",
+               phone: String? = "+966551234567", gateways: Set<ReminderChannel> = both) -> ReminderRoute.Decision {
+        var preferences = NotificationPreferences()
+        preferences.reminders = reminders
+        preferences.reminderChannels = channels
+        return ReminderRoute.decide(preferences, hasDevice: device, email: email, phone: phone, gateways: gateways)
+    }
+
+    @Test func theTable() {
+        let email = ReminderRoute.Target(.email, "a@b.test"), sms = ReminderRoute.Target(.sms, "+966551234567")
+        #expect(route([.push], reminders: false, device: false) == .off)
+        #expect(route([.email, .sms], reminders: false, device: true) == .off)
+        #expect(route([.push], device: true) == .pushOnly)
+        #expect(route([.push, .sms], device: true) == .send([sms]))
+        #expect(route([.push, .email, .sms], device: true) == .send([email, sms]))
+        // No device: what was chosen, else email, else SMS.
+        #expect(route([.push], device: false) == .send([email]))
+        #expect(route([.push], device: false, email: nil) == .send([sms]))
+        #expect(route([.push], device: false, email: "") == .send([sms]))
+        #expect(route([.sms], device: false) == .send([sms]))
+        // Push not chosen: never only pushed, even with a device.
+        #expect(route([.email], device: true) == .send([email]))
+        #expect(route([.sms], device: true, phone: nil) == .send([email]), "the chosen channel cannot reach them")
+        // A channel without a gateway reaches no one.
+        #expect(route([.email], device: true, gateways: [.sms]) == .send([sms]))
+        #expect(route([.push, .email], device: true, gateways: [.sms]) == .pushOnly)
+        #expect(route([.push], device: false, email: nil, phone: nil) == .unreachable)
+        #expect(route([.push], device: false, gateways: []) == .unreachable)
+    }
+
+    @Test func storedListsAndWireOrder() {
+        #expect(ReminderChannel.stored(nil) == [.push] && ReminderChannel.stored("") == [.push])
+        #expect(ReminderChannel.stored("sms,push,pigeon") == [.sms, .push])
+        #expect(ReminderChannel.stored("pigeon") == [.push])
+        #expect(ReminderChannel.names([.sms, .email, .push]) == ["push", "email", "sms"])
+        var preferences = NotificationPreferences()
+        #expect(preferences.remindsByPush)
+        preferences.reminderChannels = [.email]
+        #expect(!preferences.remindsByPush)
+        preferences.reminderChannels = [.push]
+        preferences.reminders = false
+        #expect(!preferences.remindsByPush)
+    }
+
+    @Test func whatAPutMaySay() throws {
+        func check(_ names: [String]) -> String {
+            do {
+                let change = try NotificationRules.check(NotificationSettingsRequest(reminderChannels: names), now: 0)
+                return ReminderChannel.names(change.reminderChannels ?? []).joined(separator: ",")
+            } catch {
+                return "\(error.code.rawValue) \(error.field ?? "")"
+            }
+        }
+        #expect(check(["email", "push"]) == "push,email")
+        #expect(check(["sms"]) == "sms")
+        #expect(check([]) == "out_of_range reminder_channels")
+        #expect(check(["push", "push"]) == "bad_request reminder_channels")
+        #expect(check(["Push"]) == "bad_request reminder_channels")
+        #expect(check(["push", ""]) == "bad_request reminder_channels")
+        #expect(check(["push", "email", "sms", "fax"]) == "bad_request reminder_channels")
+        #expect(try NotificationRules.check(NotificationSettingsRequest(messages: false), now: 0).reminderChannels == nil)
     }
 }

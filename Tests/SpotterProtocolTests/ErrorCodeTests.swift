@@ -17,6 +17,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .sessionConflict: 409, .startInPast: 400, .invalidDuration: 400, .invalidPurpose: 400, .outsideJoinWindow: 409, .quotaExceeded: 429, .unsupportedAttachment: 415, .planUpgradeRequired: 403, .recordNotFound: 404, .taskNotAllowed: 409, .measurementTooSoon: 409, .unsafeGoal: 400, .unavailable: 503,
     .tooManySessions: 409,  // issue 26: the open-sessions bound per pair
     .invalidDeviceToken: 400, .invalidPushKeys: 400, .invalidPushEndpoint: 400,  // issue 28: push devices
+    .pushNotConfigured: 404,  // issue 28: no VAPID key
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -34,7 +35,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 67)
+        #expect(ErrorCode.allCases.count == 68)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

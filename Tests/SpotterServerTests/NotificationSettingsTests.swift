@@ -87,6 +87,11 @@ struct NotificationSettingsTests {
             (["muted_threads": (0...NotificationRules.maxMutedThreads).map { ["thread_id": "t\($0)"] }], 400, "out_of_range",
              "muted_threads"),
             (["push": true], 400, "unknown_field", "push"),
+            (["reminder_channels": []], 400, "out_of_range", "reminder_channels"),
+            (["reminder_channels": ["push", "pigeon"]], 400, "bad_request", "reminder_channels"),
+            (["reminder_channels": ["sms", "sms"]], 400, "bad_request", "reminder_channels"),
+            (["reminder_channels": "email"], 400, "bad_request", "reminder_channels"),
+            (["reminder_channels": [1]], 400, "bad_request", "reminder_channels"),
         ]
         for (body, status, code, field) in cases {
             let answer = try Self.put(api, me.access, body)
@@ -95,5 +100,32 @@ struct NotificationSettingsTests {
         for (method, body) in [("GET", nil), ("PUT", ["messages": false])] as [(String, [String: Any]?)] {
             #expect(try api.call(method, "/v1/me/notifications", body).errorCode == "unauthorized")
         }
+    }
+
+    /// `reminder_channels`: push by default, any non-empty subset saved and shown in the order push, email, sms,
+    /// kept by changes of other fields, and still there after a restart.
+    @Test func reminderChannelsRoundTrip() throws {
+        let directory = NSTemporaryDirectory() + "spotter-prefs-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var token = ""
+        do {
+            let server = try TestServer(dataDirectory: directory)
+            let api = APIClient(port: server.port)
+            let me = try api.signUp(role: "client", name: "Sara", email: "sara@channels.test")
+            token = me.access
+            #expect(try Self.settings(api, token)["reminder_channels"] as? [String] == ["push"])
+            let chosen = try Self.put(api, token, ["reminder_channels": ["sms", "email"]])
+            #expect(chosen.status == 200 && chosen["reminder_channels"] as? [String] == ["email", "sms"], "\(chosen.text)")
+            let other = try Self.put(api, token, ["messages": false])
+            #expect(other["reminder_channels"] as? [String] == ["email", "sms"], "another field keeps the channels")
+            let refused = try Self.put(api, token, ["reminders": false, "reminder_channels": []])
+            let unchanged = try Self.settings(api, token)
+            #expect(refused.status == 400 && unchanged["reminders"] as? Bool == true, "nothing saved")
+            server.stop()
+        }
+        let server = try TestServer(dataDirectory: directory)
+        defer { server.stop() }
+        let after = try Self.settings(APIClient(port: server.port), token)
+        #expect(after["reminder_channels"] as? [String] == ["email", "sms"] && after["messages"] as? Bool == false, "\(after.text)")
     }
 }

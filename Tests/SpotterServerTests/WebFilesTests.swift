@@ -77,6 +77,26 @@ struct WebFilesTests {
         #expect(served.sorted() == (try Self.consoleModulesOnDisk(root: folder)))
     }
 
+    /// The console's service worker: JavaScript, from a path under /console/ (so the browser lets it control the
+    /// console, scope /console/), as on disk, with the console's headers; not one of the page's modules.
+    @Test func theServiceWorkerIsServedUnderTheConsole() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = try HTTPTestClient(port: server.port)
+        let worker = try client.request("GET", "/console/push-worker.js")
+        #expect(worker.status == 200)
+        #expect(worker.headers["Content-Type"] == "text/javascript; charset=utf-8")
+        #expect(worker.headers["Cache-Control"] == "no-cache", "a new worker is picked up at the next check")
+        #expect(worker.headers["Service-Worker-Allowed"] == nil, "its own folder is its scope")
+        let onDisk = try [UInt8](Data(contentsOf: Self.webRoot.appendingPathComponent("push-worker.js")))
+        #expect(worker.body == onDisk)
+        #expect(worker.bodyText.contains("addEventListener('push'") && worker.bodyText.contains("addEventListener('notificationclick'"))
+        #expect(Self.imports(in: worker.bodyText).isEmpty, "a classic script: no imports")
+        let page = try client.request("GET", "/console/push.js")
+        #expect(page.status == 200 && page.bodyText.contains("/console/push-worker.js"))
+        #expect(try client.request("POST", "/console/push-worker.js", body: "{}").status == 405)
+    }
+
     static let webRoot = root.appendingPathComponent("Sources/SpotterWeb/files")
 
     /// The URL paths of the console's .js files in `root`'s console folder, and the client they import.

@@ -477,6 +477,75 @@ def run(binary, chromium, chromedriver, checks, cleanup):
         assert_no_duplicates(page, who)
     checks.ok("a session invite shows in both Sessions panels and as a system message in both threads")
 
+    # 4c. Browser notifications (Web Push): the toggle asks on a click, registers the service worker over the console
+    # and asks the server for its VAPID key; without one (this server has none) it says so and stays off. Headless
+    # Chromium has no push service, so a server with a key gets as far as the subscription (refused here).
+    coach_page.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["notifications"]})
+    wait_for(coach_page, lambda d: testid(d, "push-toggle").is_displayed(), "the notifications toggle")
+    toggle = testid(coach_page, "push-toggle")
+    if toggle.get_attribute("aria-pressed") != "false" or toggle.text != "Turn on notifications":
+        fail(f"the toggle starts as {toggle.get_attribute('aria-pressed')!r} {toggle.text!r}")
+    if js(coach_page, "return navigator.serviceWorker.controller") is not None:
+        fail("a service worker was registered before the click")
+    try:
+        has_key = bool(server.http("GET", "/v1/push/vapid-public-key", expect=(200,)).get("key"))
+    except Failure:
+        has_key = False
+    click(coach_page, "push-toggle")
+    expected = ("pushEnabled", "pushFailed") if has_key else ("pushUnavailable",)
+    wait_for(coach_page, lambda d: testid(d, "push-toggle").get_attribute("data-message") in expected,
+             f"the toggle to report {expected}")
+    worker = js_async(coach_page, """
+      const done = arguments[arguments.length - 1];
+      navigator.serviceWorker.ready.then((r) => done({scope: r.scope, script: r.active && r.active.scriptURL}));""")
+    if worker.get("scope") != f"{base}/console/" or worker.get("script") != f"{base}/console/push-worker.js":
+        fail(f"the service worker is not active over the console: {worker}")
+    state = testid(coach_page, "push-toggle").get_attribute("data-message")
+    if state != "pushEnabled" and testid(coach_page, "push-toggle").get_attribute("aria-pressed") != "false":
+        fail("the toggle shows on though the browser was not registered")
+    checks.ok(f"notifications toggle: permission asked on the click, service worker active at /console/, {state}")
+
+    # A click on a notification opens /console/#thread=<id>: the conversation opens, the fragment goes.
+    coach_page.get("about:blank")  # a new page load (the tab keeps its sessionStorage: still signed in)
+    coach_page.get(f"{base}/console/#thread={link['thread_id']}")
+    wait_live(coach_page, "the coach after a notification click")
+    wait_for(coach_page, lambda d: testid(d, "composer-input").is_displayed(), "the thread opened from the URL")
+    if js(coach_page, "return location.hash") != "":
+        fail("the thread's id stayed in the URL")
+    checks.ok("a notification's URL (/console/#thread=…) opens that conversation and leaves the URL clean")
+
+    # Turning off removes this browser's device. (No push service here to subscribe: the page registers a
+    # subscription of its own making, with a real P-256 key, as pushManager would have.)
+    device = js_async(coach_page, """
+      const done = arguments[arguments.length - 1];
+      (async () => {
+        const pair = await crypto.subtle.generateKey({name: 'ECDH', namedCurve: 'P-256'}, true, ['deriveBits']);
+        const raw = new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey));
+        const b64 = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/[+]/g, '-').replace(/[/]/g, '_').replace(/=+$/, '');
+        const stored = JSON.parse(sessionStorage.getItem('spotter.console.session'));
+        const response = await fetch('/v1/me/devices', {method: 'POST', headers: {'Content-Type': 'application/json',
+          Authorization: `Bearer ${stored.access_token}`}, body: JSON.stringify({platform: 'webpush', subscription: {
+          endpoint: 'http://127.0.0.1:9/push/console-test', keys: {p256dh: b64(raw), auth: b64(crypto.getRandomValues(new Uint8Array(16)))}}})});
+        const device = await response.json();
+        sessionStorage.setItem('spotter.console.pushDevice', device.id);
+        done({status: response.status, id: device.id, token: stored.access_token});
+      })().catch((error) => done({error: String(error)}));""")
+    if device.get("status") != 201:
+        fail(f"registering a test subscription failed: {device}")
+    coach_page.refresh()
+    wait_live(coach_page, "the coach after a reload")
+    wait_for(coach_page, lambda d: testid(d, "push-toggle").get_attribute("aria-pressed") == "true"
+             and testid(d, "push-toggle").text == "Notifications on", "the toggle on for this browser's device")
+    if [d["id"] for d in server.http("GET", "/v1/me/devices", token=device["token"])["devices"]] != [device["id"]]:
+        fail("the test device is not listed")
+    click(coach_page, "push-toggle")
+    wait_for(coach_page, lambda d: testid(d, "push-toggle").get_attribute("data-message") == "pushDisabled"
+             and testid(d, "push-toggle").get_attribute("aria-pressed") == "false", "the toggle off")
+    left = server.http("GET", "/v1/me/devices", token=device["token"])["devices"]
+    if left:
+        fail(f"turning notifications off left the device on the server: {left}")
+    checks.ok("turning notifications off deletes this browser's device (DELETE /v1/me/devices/{id})")
+
     # 5. Phone width: the list and the conversation stack.
     client_page.set_window_size(390, 800)
     wait_for(client_page, lambda d: testid(d, "composer-input").is_displayed()

@@ -40,8 +40,8 @@ SPOTTER_BIN=.build/debug/spotter node --test Tests/js/client.test.js 2>&1 | tee 
 js_passed=$(grep -oE '^# pass [0-9]+' "$LOG" | grep -oE '[0-9]+' | tail -1)
 grep -qE '^# fail 0$' "$LOG" || { echo "run-all: JavaScript client tests failed" >&2; exit 1; }
 
-echo "== the console's ES modules link, and its /metrics reading (node --test)"
-node --experimental-vm-modules --test Tests/js/console.test.js 2>&1 | tee "$LOG.console"
+echo "== the console's ES modules link, its /metrics reading, its push service worker (node --test)"
+node --experimental-vm-modules --test Tests/js/console.test.js Tests/js/push-worker.test.js 2>&1 | tee "$LOG.console"
 console_passed=$(grep -oE '^# pass [0-9]+' "$LOG.console" | grep -oE '[0-9]+' | tail -1)
 grep -qE '^# fail 0$' "$LOG.console" || { rm -f "$LOG.console"; echo "run-all: console module tests failed" >&2; exit 1; }
 rm -f "$LOG.console"

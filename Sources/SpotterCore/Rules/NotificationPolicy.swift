@@ -9,6 +9,9 @@ import Foundation
 /// | `session` (invite, accepted, declined, alternative, reschedule, cancelled, needs resolution) | skipped | pushed | quiet |
 /// | `reminder` (`starting_soon`, `coach_joined`: the session is now) | skipped | pushed | **alert** |
 ///
+/// A reminder is also skipped when the person left `push` out of their `reminder_channels` (they get it by email or
+/// SMS instead: `ReminderRoute`).
+///
 /// A mute is of a conversation, so it silences its messages, not the sessions booked in it. Quiet hours never
 /// drop a push: it arrives without sound or banner, and the badge counts it. A reminder ignores them: a session
 /// starting in 10 minutes is not a message, and the person booked it.
@@ -42,7 +45,7 @@ public enum NotificationPolicy {
         case .session:
             guard preferences.sessions else { return .skip }
         case .reminder:
-            return preferences.reminders ? .alert : .skip
+            return preferences.remindsByPush ? .alert : .skip
         }
         guard let quiet = preferences.quietHours else { return .alert }
         return quiet.contains(minuteOfDay: minuteOfDay(now, zone)) ? .quiet : .alert

@@ -41,8 +41,31 @@ public struct ThreadMute: Sendable, Hashable {
     public func isActive(at now: Int64) -> Bool { until.map { now < $0 } ?? true }
 }
 
-/// What a person wants pushed: the kinds they keep on, threads they muted, their quiet hours. The defaults (no
-/// row stored) are everything on, nothing muted, no quiet hours.
+/// Where a session reminder (`starting_soon`) goes (issue 28, item 7): pushed to the person's devices, or sent off the
+/// app by email or SMS through the server's gateways.
+public enum ReminderChannel: String, Sendable, Hashable, CaseIterable, Comparable {
+    case push
+    case email
+    case sms
+
+    /// The order they are listed in on the wire: push, email, sms.
+    public static func < (a: ReminderChannel, b: ReminderChannel) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+
+    /// A stored list (`"push,email"`); unknown names (a newer server's) are left out, and an empty result is the
+    /// default, push.
+    public static func stored(_ text: String?) -> Set<ReminderChannel> {
+        let read = Set((text ?? "").split(separator: ",").compactMap { ReminderChannel(rawValue: String($0)) })
+        return read.isEmpty ? [.push] : read
+    }
+
+    /// The list as stored and shown: in wire order.
+    public static func names(_ channels: Set<ReminderChannel>) -> [String] { channels.sorted().map(\.rawValue) }
+}
+
+/// What a person wants pushed: the kinds they keep on, threads they muted, their quiet hours, and where reminders go.
+/// The defaults (no row stored) are everything on, nothing muted, no quiet hours, reminders by push.
 public struct NotificationPreferences: Sendable, Equatable {
     public var messages = true
     public var sessions = true
@@ -50,16 +73,24 @@ public struct NotificationPreferences: Sendable, Equatable {
     public var quietHours: QuietHours?
     /// Mutes, in the order they were given.
     public var mutedThreads: [ThreadMute] = []
+    /// Where reminders go when `reminders` is on: never empty. A person with no device gets them by email or SMS
+    /// even when this says only push (`ReminderRoute`).
+    public var reminderChannels: Set<ReminderChannel> = [.push]
 
     public init() {}
 
-    public init(messages: Bool, sessions: Bool, reminders: Bool, quietHours: QuietHours?, mutedThreads: [ThreadMute]) {
+    public init(messages: Bool, sessions: Bool, reminders: Bool, quietHours: QuietHours?, mutedThreads: [ThreadMute],
+                reminderChannels: Set<ReminderChannel> = [.push]) {
         self.messages = messages
         self.sessions = sessions
         self.reminders = reminders
         self.quietHours = quietHours
         self.mutedThreads = mutedThreads
+        self.reminderChannels = reminderChannels
     }
+
+    /// Whether a reminder is pushed to the person's devices (`reminders` on and `push` among the channels).
+    public var remindsByPush: Bool { reminders && reminderChannels.contains(.push) }
 
     /// A checked `PUT /v1/me/notifications`: the fields given, each replacing the stored one.
     public struct Change: Sendable, Equatable {
@@ -70,14 +101,17 @@ public struct NotificationPreferences: Sendable, Equatable {
         public var quietHours: QuietHours??
         /// nil: unchanged; else the whole new list.
         public var mutedThreads: [ThreadMute]?
+        /// nil: unchanged; else the new set (never empty).
+        public var reminderChannels: Set<ReminderChannel>?
 
         public init(messages: Bool? = nil, sessions: Bool? = nil, reminders: Bool? = nil, quietHours: QuietHours?? = nil,
-                    mutedThreads: [ThreadMute]? = nil) {
+                    mutedThreads: [ThreadMute]? = nil, reminderChannels: Set<ReminderChannel>? = nil) {
             self.messages = messages
             self.sessions = sessions
             self.reminders = reminders
             self.quietHours = quietHours
             self.mutedThreads = mutedThreads
+            self.reminderChannels = reminderChannels
         }
     }
 
@@ -89,6 +123,7 @@ public struct NotificationPreferences: Sendable, Equatable {
         if let reminders = change.reminders { next.reminders = reminders }
         if let quietHours = change.quietHours { next.quietHours = quietHours }
         if let mutes = change.mutedThreads { next.mutedThreads = mutes }
+        if let channels = change.reminderChannels { next.reminderChannels = channels }
         return next
     }
 
@@ -96,6 +131,6 @@ public struct NotificationPreferences: Sendable, Equatable {
     public func settings(timeZone: String, now: Int64) -> NotificationSettings {
         NotificationSettings(messages: messages, sessions: sessions, reminders: reminders, quietHours: quietHours?.body,
                              mutedThreads: mutedThreads.filter { $0.isActive(at: now) }.map { ThreadMuteBody(threadId: $0.threadID, until: $0.until) },
-                             timeZone: timeZone)
+                             timeZone: timeZone, reminderChannels: ReminderChannel.names(reminderChannels))
     }
 }

@@ -19,7 +19,20 @@ public enum NotificationRules {
             change.quietHours = .some(try quietHours.map { body throws(APIError) in try self.quietHours(body) })
         }
         if let mutes = request.mutedThreads { change.mutedThreads = try mutedThreads(mutes, now: now) }
+        if let channels = request.reminderChannels { change.reminderChannels = try reminderChannels(channels) }
         return change
+    }
+
+    /// `push`, `email` and `sms`, each at most once; at least one (`reminders: false` is how to have none).
+    static func reminderChannels(_ names: [String]) throws(APIError) -> Set<ReminderChannel> {
+        guard !names.isEmpty else { throw APIError(.outOfRange, field: "reminder_channels") }
+        var channels = Set<ReminderChannel>()
+        for name in names {
+            guard let channel = ReminderChannel(rawValue: name), channels.insert(channel).inserted else {
+                throw APIError(.badRequest, field: "reminder_channels")
+            }
+        }
+        return channels
     }
 
     /// `start` and `end` as `"HH:MM"` (00:00–23:59), different from each other.

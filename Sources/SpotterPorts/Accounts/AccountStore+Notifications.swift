@@ -35,12 +35,15 @@ extension AccountStore {
                 }
             }
             try db.execute("""
-                INSERT INTO notificationPreference (userId, messages, sessions, reminders, quietStart, quietEnd, updatedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO notificationPreference (userId, messages, sessions, reminders, quietStart, quietEnd, updatedAt,
+                                                    reminderChannels)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (userId) DO UPDATE SET
                     messages = excluded.messages, sessions = excluded.sessions, reminders = excluded.reminders,
-                    quietStart = excluded.quietStart, quietEnd = excluded.quietEnd, updatedAt = excluded.updatedAt
-                """, [userID, next.messages, next.sessions, next.reminders, next.quietHours?.start, next.quietHours?.end, now])
+                    quietStart = excluded.quietStart, quietEnd = excluded.quietEnd, updatedAt = excluded.updatedAt,
+                    reminderChannels = excluded.reminderChannels
+                """, [userID, next.messages, next.sessions, next.reminders, next.quietHours?.start, next.quietHours?.end, now,
+                      ReminderChannel.names(next.reminderChannels).joined(separator: ",")])
             return .saved(next)
         }
     }
@@ -53,6 +56,7 @@ extension AccountStore {
             preferences.reminders = row["reminders"]
             let start: Int? = row["quietStart"], end: Int? = row["quietEnd"]
             preferences.quietHours = start.flatMap { start in end.flatMap { QuietHours(start: start, end: $0) } }
+            preferences.reminderChannels = ReminderChannel.stored(row["reminderChannels"])
         }
         preferences.mutedThreads = try db.fetchAll(
             "SELECT threadId, mutedUntil FROM threadMute WHERE userId = ? ORDER BY ordinal", [userID]

@@ -147,6 +147,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case invalidPushKeys = "invalid_push_keys"
     /// 400: a Web Push endpoint that is not an `https://` URL of at most 2,048 bytes naming a host.
     case invalidPushEndpoint = "invalid_push_endpoint"
+    /// 404: `GET /v1/push/vapid-public-key` on a server started without a VAPID key: it sends no Web Push, so a
+    /// browser has nothing to subscribe with.
+    case pushNotConfigured = "push_not_configured"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -364,6 +367,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .invalidPushEndpoint:
             return (400, "The push endpoint must be an https:// address of at most 2,048 bytes.",
                     "يجب أن يكون عنوان الإشعارات عنوان https:// لا يتجاوز 2048 بايت.")
+        case .pushNotConfigured:
+            return (404, "This server does not send browser notifications.",
+                    "لا يرسل هذا الخادم إشعارات إلى المتصفح.")
         }
     }
 }

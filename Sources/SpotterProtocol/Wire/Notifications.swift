@@ -14,20 +14,24 @@ public struct NotificationSettings: Codable, Sendable, Equatable {
     public var quietHours: QuietHoursBody?
     public var mutedThreads: [ThreadMuteBody]
     public var timeZone: String
+    /// Where reminders go: a non-empty subset of `push`, `email`, `sms`, in that order.
+    public var reminderChannels: [String]
     public init(messages: Bool, sessions: Bool, reminders: Bool, quietHours: QuietHoursBody?, mutedThreads: [ThreadMuteBody],
-                timeZone: String) {
+                timeZone: String, reminderChannels: [String] = ["push"]) {
         self.messages = messages
         self.sessions = sessions
         self.reminders = reminders
         self.quietHours = quietHours
         self.mutedThreads = mutedThreads
         self.timeZone = timeZone
+        self.reminderChannels = reminderChannels
     }
     enum CodingKeys: String, CodingKey {
         case messages, sessions, reminders
         case quietHours = "quiet_hours"
         case mutedThreads = "muted_threads"
         case timeZone = "time_zone"
+        case reminderChannels = "reminder_channels"
     }
 }
 
@@ -72,18 +76,22 @@ public struct NotificationSettingsRequest: Codable, Sendable, Equatable {
     /// nil: not given; `.some(nil)`: null, remove them.
     public var quietHours: QuietHoursBody??
     public var mutedThreads: [ThreadMuteBody]?
+    /// Where reminders go: `push`, `email`, `sms`, each at most once, at least one.
+    public var reminderChannels: [String]?
     public init(messages: Bool? = nil, sessions: Bool? = nil, reminders: Bool? = nil, quietHours: QuietHoursBody?? = nil,
-                mutedThreads: [ThreadMuteBody]? = nil) {
+                mutedThreads: [ThreadMuteBody]? = nil, reminderChannels: [String]? = nil) {
         self.messages = messages
         self.sessions = sessions
         self.reminders = reminders
         self.quietHours = quietHours
         self.mutedThreads = mutedThreads
+        self.reminderChannels = reminderChannels
     }
     enum CodingKeys: String, CodingKey, CaseIterable {
         case messages, sessions, reminders
         case quietHours = "quiet_hours"
         case mutedThreads = "muted_threads"
+        case reminderChannels = "reminder_channels"
     }
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -96,6 +104,7 @@ public struct NotificationSettingsRequest: Codable, Sendable, Equatable {
             quietHours = nil
         }
         mutedThreads = try container.decodeIfPresent([ThreadMuteBody].self, forKey: .mutedThreads)
+        reminderChannels = try container.decodeIfPresent([String].self, forKey: .reminderChannels)
     }
 }
 

@@ -35,3 +35,14 @@ extension API {
         }
     }
 }
+
+extension API {
+    /// `GET /v1/push/vapid-public-key`: the key browsers subscribe with; 404 `push_not_configured` on a server without
+    /// Web Push. No sign-in: the key is public, and the console asks for it before it subscribes.
+    func vapidPublicKey(_ language: Language, _ respond: @escaping Respond) {
+        guard let key = server.config.webPushPublicKey else {
+            return respond(.apiError(APIError(.pushNotConfigured), language))
+        }
+        respond(.json(200, VAPIDPublicKey(key: key)))
+    }
+}

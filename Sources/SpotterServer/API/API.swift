@@ -138,6 +138,8 @@ final class API {
         Endpoint("POST", "me/devices") { try $0.registerDevice($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "me/devices") { $0.listDevices($1.signedIn, $1.language, $1.respond) },
         Endpoint("DELETE", "me/devices/*") { $0.deleteDevice($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        // Public: a browser asks before it subscribes, signed in or not (the key is the server's public half).
+        Endpoint("GET", "push/vapid-public-key", auth: false) { $0.vapidPublicKey($1.language, $1.respond) },
         Endpoint("GET", "me/notifications") { $0.notificationSettings($1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/notifications") { try $0.updateNotificationSettings($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },

@@ -145,6 +145,12 @@ enum AccountsSchema {
         );
         """
 
+    /// The "v17-reminder-channels" migration: where a user's session reminders go (issue 28, item 7), the channels
+    /// in wire order joined by commas (`push`, `push,email`, `sms`…); rows saved before it are push only.
+    static let reminderChannels = """
+        ALTER TABLE notificationPreference ADD COLUMN reminderChannels TEXT NOT NULL DEFAULT 'push';
+        """
+
     /// The "v18-push-outbox" migration: pushes decided and not yet done with (issue 28). One row per push to one
     /// device, id `pos:<record>:<device>`; `status` pending (waiting for `notBefore`, ms), sending (handed to a
     /// provider: set back to pending at start-up, so a push in flight at a crash goes again with the same id) or

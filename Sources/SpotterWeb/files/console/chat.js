@@ -38,6 +38,9 @@ export function refreshThreads() {
     state.threadsLoaded = true;
     setTotalUnread(result.total_unread);
     if (state.openThreadId && !threads.has(state.openThreadId)) state.openThreadId = null;
+    const wanted = state.wantedThreadId;
+    state.wantedThreadId = null;
+    if (wanted && threads.has(wanted) && wanted !== state.openThreadId) return openThread(wanted, { focus: false });
     if (!state.openThreadId && state.me.role === 'client') {
       // A client usually has one coach: open their conversation at once.
       const first = [...threads.values()].find((thread) => thread.active) ?? threads.values().next().value;

@@ -9,6 +9,7 @@ import { announce, byId } from './dom.js';
 import { lang, t } from './i18n.js';
 import { applyLanguage } from './language.js';
 import { renderStatus, renderWhoami, showView } from './page.js';
+import { disablePush, forgetPushDevice, renderPush } from './push.js';
 import { forgetSessions, refreshSessions, renderSessions } from './sessions.js';
 import { showSignIn } from './signin.js';
 import { messages, pending, state, threads } from './state.js';
@@ -57,6 +58,7 @@ export function startSession(stored) {
     renderSessions();
   }
   applyLanguage();
+  renderPush();
   client.connect();
   byId('main').focus();
 }
@@ -87,13 +89,17 @@ export function endSession(message) {
   byId('messages').replaceChildren();
   byId('session-list').replaceChildren();
   byId('view-chat').classList.remove('has-open');
+  forgetPushDevice();
   applyLanguage();
   showSignIn(message);
 }
 
 export async function signOut() {
   const refreshToken = state.session?.refresh_token;
+  // This browser's push device goes first, while the session's token still works.
+  const leaving = disablePush(state.client);
   endSession();
+  await leaving;
   if (!refreshToken) return;
   try {
     await fetch('/v1/auth/signout', {

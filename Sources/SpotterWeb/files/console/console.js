@@ -18,18 +18,21 @@
 //                             the chat view: the list, the open conversation, the live events, the Sessions panel
 //   admin.js, figures.js      the admin view: lists and requests; the live figures (metrics.js reads /metrics)
 //   client.js                 the signed-in account's SpotterClient, from sign-in to sign-out
+//   push.js                   browser notifications: the toggle, the service worker (/console/push-worker.js)
 //   page.js, language.js      the top bar and which view shows; English and Arabic
 //   i18n.js, dom.js, format.js, clock.js, state.js, storage.js
 //                             shared: strings, building nodes, formatting, the browser's clocks, state, storage
 
 import { wireAdmin } from './admin.js';
 import { signOut, startSession } from './client.js';
-import { wireConversation } from './conversation.js';
+import { openThread, wireConversation } from './conversation.js';
 import { byId } from './dom.js';
 import { lang } from './i18n.js';
 import { applyLanguage, setLanguage } from './language.js';
+import { takeThreadFromURL, wirePush } from './push.js';
 import { refreshSessions } from './sessions.js';
 import { showSignIn, wireSignIn } from './signin.js';
+import { state } from './state.js';
 import { loadSession } from './storage.js';
 
 function boot() {
@@ -39,6 +42,8 @@ function boot() {
   byId('signout').addEventListener('click', () => signOut());
   byId('sessions-refresh').addEventListener('click', () => refreshSessions());
   wireAdmin();
+  wirePush((threadId) => openThread(threadId, { focus: true }));
+  state.wantedThreadId = takeThreadFromURL();
   applyLanguage();
   const stored = loadSession();
   if (stored) startSession(stored);

@@ -2,6 +2,7 @@
 
 import { renderCoaches, renderFigures, renderRequests } from './admin.js';
 import { renderConversation } from './conversation.js';
+import { renderPush } from './push.js';
 import { byId } from './dom.js';
 import { lang, setLang, t } from './i18n.js';
 import { renderStatus, renderTotalUnread, renderWhoami } from './page.js';
@@ -24,6 +25,7 @@ export function applyLanguage() {
   renderStatus();
   renderWhoami();
   renderTotalUnread();
+  renderPush();
   const me = state.me;
   if (me && me.role !== 'admin') {
     renderThreadList();

@@ -9,6 +9,7 @@ export const state = {
   liveCount: 0,
   totalUnread: 0,
   openThreadId: null,
+  wantedThreadId: null, // a notification click's thread (/console/#thread=…), opened once the list has loaded
   threadsLoaded: false,
 };
 
