@@ -79,6 +79,7 @@ struct PushOptions: ParsableArguments {
             throw ValidationError("push providers: \(error)")
         }
         config.push.providers = providers.all
+        config.webPushPublicKey = providers.vapidPublicKey
         if !providers.all.isEmpty {
             logger.info("pushing through", metadata: ["platforms": "\(providers.all.map(\.platform.rawValue))",
                                                       "preview": "\(config.push.preview.rawValue)"])
