@@ -105,14 +105,19 @@ struct PushEndToEndTests {
         let browser = "crash-" + UUID().uuidString.prefix(8).lowercased()
         let (_, coach, _, thread) = try Self.people(server.port, standIns, browser: browser, phone: apnsToken())
         // The push service is down: everything waits in the outbox, retried.
-        try standIns.mode(["service": "webpush", "down": 8])
-        let socket = try SpotterSocket(port: server.port, token: coach.access)
-        for index in 0..<500 {
-            _ = try socket.result("message.send", ["thread_id": thread, "client_message_id": "k\(index)", "text": "Set \(index)"])
+        try standIns.mode(["service": "webpush", "down": 60])
+        // Ten sockets of fifty: each within a socket's burst of commands.
+        let sockets = try (0..<10).map { _ in try SpotterSocket(port: server.port, token: coach.access) }
+        for (number, socket) in sockets.enumerated() {
+            for index in 0..<50 {
+                let n = number * 50 + index
+                _ = try socket.result("message.send", ["thread_id": thread, "client_message_id": "k\(n)", "text": "Set \(n)"])
+            }
         }
         // Every message is durable (acknowledged); give the consumer a moment, then kill -9 mid-retries.
         Thread.sleep(forTimeInterval: 1.5)
         server.stop(signal: SIGKILL)
+        try standIns.clearModes("webpush")
         server = try ServerProcess(dataDirectory: directory, arguments: flags)
         defer { server.stop() }
         var bodies: Set<String> = []

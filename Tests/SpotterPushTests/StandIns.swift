@@ -155,7 +155,10 @@ final class StandIns: @unchecked Sendable {
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
-        process.standardError = FileHandle.standardError
+        // Not the runner's stderr: a stand-in outliving the runner must not hold `swift test`'s output open.
+        let log = NSTemporaryDirectory() + "push-standins-\(getpid()).log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log) ?? FileHandle.nullDevice
         try process.run()
         return Child(process: process, stdin: stdin, stdout: stdout)
     }

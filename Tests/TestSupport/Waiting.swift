@@ -19,7 +19,9 @@ public func waitFor<T: Sendable>(_ call: (@escaping @Sendable (Result<T, any Err
 /// process polls the runner every second. For servers the tests start (PostgreSQL, NATS).
 public func whenRunnerExits(run script: String) throws {
     let runner = getpid()
-    let watch = "while kill -0 \(runner) 2>/dev/null; do sleep 1; done\n" + script
+    // The watcher first closes every descriptor it inherited past 0–2 (see below).
+    let closeInherited = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null\n"
+    let watch = closeInherited + "while kill -0 \(runner) 2>/dev/null; do sleep 1; done\n" + script
     var pid: pid_t = 0
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -29,6 +31,9 @@ public func whenRunnerExits(run script: String) throws {
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+    // Nothing else of the runner's is kept (the script closes it): a pipe's write end held here would keep its reader
+    // (a stand-in waiting for its stdin to close) alive as long as this watcher, which waits for the runner, which
+    // `swift test` reaps only once every holder of its output has let go.
     let words: [String] = ["/bin/sh", "-c", watch]
     let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }

@@ -25,7 +25,7 @@ extension AccountStore {
                     try Self.takeBadge(db, entry, now: now, intake, &result)
                     continue
                 }
-                if entry.push.kind == .message, try Self.coalesce(db, entry, now: now) {
+                if entry.push.kind == .message, intake.coalesceMilliseconds > 0, try Self.coalesce(db, entry, now: now) {
                     result.coalesced += 1
                     continue
                 }

@@ -19,7 +19,8 @@ public struct PushEntry: Sendable, Equatable {
 /// How the outbox takes pushes in.
 public struct PushIntake: Sendable, Equatable {
     /// A message push for a thread whose last visible push to the device went out less than this ago waits for
-    /// the window's end, and messages arriving meanwhile are counted into it ("3 new messages from Sara").
+    /// the window's end, and messages arriving meanwhile are counted into it ("3 new messages from Sara"). Zero: no
+    /// coalescing at all, every message its own push.
     public var coalesceMilliseconds: Int64
     /// Pending pushes per platform at most; past it a new push for that platform is dropped (`droppedFull`).
     public var queueLimit: Int
