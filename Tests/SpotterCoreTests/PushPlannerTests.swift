@@ -248,6 +248,10 @@ struct PushPlannerTests {
         let arabic = Self.people(client: Self.person("C", "Sara", .arabic))
         #expect(plan(invite, arabic, preview: .none).first?.title == "تحديث على جلستك")
         #expect(plan(Self.message("x"), arabic, preview: .none).first?.title == "رسالة جديدة")
+        // A link names the other person otherwise: not here.
+        let linked = ChatRecord(pos: 5, threadNo: 1, side: .client, seq: 0, at: Self.now, .link(LinkChangeRecord(active: true)))
+        #expect(plan(linked, preview: .none).map(\.title) == ["Coaching update", "Coaching update"])
+        #expect(plan(linked, arabic, preview: .none).contains { $0.title == "تحديث على التدريب" })
     }
 
     @Test func arabicReceiversAndMissingNames() {
@@ -347,9 +351,7 @@ struct PushPlannerTests {
         for unit in ["🇸🇦", "👍🏽", "👨‍👩‍👧‍👦"] {
             let body = try #require(plan(Self.message(String(repeating: unit, count: 100)), preview: .full).first?.body)
             #expect(body.utf8.count <= 400 && body.hasSuffix("…"), "\(unit)")
-            withKnownIssue("TextBounds.prefix splits a cluster that does not fit the byte budget left") {
-                #expect(body.dropLast().allSatisfy { String($0) == unit }, "\(unit)")
-            }
+            #expect(body.dropLast().allSatisfy { String($0) == unit }, "a cluster is never split: \(unit)")
         }
     }
 

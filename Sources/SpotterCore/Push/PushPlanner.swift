@@ -114,7 +114,8 @@ public struct PushPlanner: Sendable {
                 guard let person = people[userID], !person.awake else { return nil }
                 let words = PushWords(person.language)
                 let name = people[otherID]?.name ?? words.someone
-                let title = link.active ? words.linkStarted(with: name, youAreCoach: userID == thread.coachID) : words.linkEnded(with: name)
+                let title = preview == .none ? words.coachingUpdate
+                    : link.active ? words.linkStarted(with: name, youAreCoach: userID == thread.coachID) : words.linkEnded(with: name)
                 return push(record, to: person, .session, title: title, body: "", thread: thread, data: ["link": link.active ? "started" : "ended"], now: now)
             }
         case .receipt(let receipt):

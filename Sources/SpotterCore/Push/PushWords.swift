@@ -24,6 +24,9 @@ public struct PushWords: Sendable {
     /// A session change with previews off (`none`): nothing of its time or purpose.
     public var sessionUpdate: String { ar ? "تحديث على جلستك" : "Session update" }
 
+    /// A coaching link changed, with previews off (`none`): no name.
+    public var coachingUpdate: String { ar ? "تحديث على التدريب" : "Coaching update" }
+
     /// A coaching link started: the client now has `name` as a coach, or the coach has `name` as a client.
     public func linkStarted(with name: String, youAreCoach: Bool) -> String {
         youAreCoach ? (ar ? "عميل جديد: \(name)" : "New client: \(name)")

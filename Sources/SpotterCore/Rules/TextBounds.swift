@@ -15,8 +15,9 @@ public enum TextBounds {
     }
 
     /// The longest prefix of `text` within both limits, ending in "…" when
-    /// something was cut. A single character larger than the byte budget is
-    /// cut between its scalars, so the result never passes `maxBytes`.
+    /// something was cut. Characters are kept whole, but for a first character
+    /// larger than the whole byte budget, which is cut between its scalars, so
+    /// the result never passes `maxBytes`.
     public static func prefix(_ text: String, maxCharacters: Int, maxBytes: Int) -> String {
         if fits(text, maxCharacters: maxCharacters, maxBytes: maxBytes) { return text }
         let ellipsis = "…"
@@ -28,7 +29,9 @@ public enum TextBounds {
             guard characters < maxCharacters - 1 else { break }
             let size = character.utf8.count
             if bytes + size > byteBudget {
-                // Fit what scalars of this character still fit (a huge cluster).
+                // A character that does not fit ends the prefix whole (never half a flag or a family emoji); only
+                // a first character too large for the budget on its own (a huge cluster) is cut between scalars.
+                guard characters == 0 else { break }
                 for scalar in character.unicodeScalars {
                     let scalarSize = String(scalar).utf8.count
                     guard bytes + scalarSize <= byteBudget else { break }

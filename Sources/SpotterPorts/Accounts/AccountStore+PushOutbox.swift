@@ -60,12 +60,14 @@ extension AccountStore {
         }
     }
 
-    /// A message for a thread with a push to the device still waiting: counted into it, worded again
+    /// A message for a thread with a push to the device still waiting: counted into the newest such push (after a
+    /// failed send an older one may be waiting again, under an id the device may have seen), worded again
     /// ("3 new messages from Sara"), the badge and the preview brought up to date. False: nothing waiting.
     private static func coalesce(_ db: any SQLDatabase, _ entry: PushEntry, now: Int64) throws -> Bool {
         guard let row = try db.fetchOne("""
             SELECT id, count, lastPos FROM pushOutbox
             WHERE deviceId = ? AND threadId = ? AND kind = 'message' AND status = 'pending'
+            ORDER BY lastPos DESC LIMIT 1
             """, [entry.deviceID, entry.push.threadID]) else { return false }
         let lastPos: Int64 = row["lastPos"]
         guard entry.push.pos > lastPos else { return true }
