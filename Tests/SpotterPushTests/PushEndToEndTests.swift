@@ -94,6 +94,20 @@ struct PushEndToEndTests {
             (try? api.call("GET", "/v1/me/devices", token: client.access).json["devices"] as? [Any])?.isEmpty == true
         }
         try standIns.clearModes("webpush")
+        // What the browser decrypted, for the schema check (Tests/scripts/validate-schemas.py, WebPushPayload.json).
+        try Self.keepSamples(try Self.payloads(standIns, browser))
+    }
+
+    /// Writes `payloads` where the schema check reads what the server said (`.build/schema-samples`).
+    static func keepSamples(_ payloads: [[String: Any]]) throws {
+        let folder = StandIns.root.appendingPathComponent(".build/schema-samples")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let samples: [[String: Any]] = try payloads.enumerated().map { index, payload in
+            ["schema": "WebPushPayload", "location": "PushEndToEndTests web push #\(index)",
+             "json": String(decoding: try JSONSerialization.data(withJSONObject: payload), as: UTF8.self)]
+        }
+        #expect(!samples.isEmpty)
+        try JSONSerialization.data(withJSONObject: samples).write(to: folder.appendingPathComponent("web-push.json"))
     }
 
     @Test func aKillNineWithFiveHundredPushesWaitingDeliversEveryOneAfterTheRestart() throws {
