@@ -38,6 +38,7 @@ struct SocketCommandTests {
             (#"{"id":"a","type":"typing","thread_id":"t"}"#, TypingCommand(threadId: "t")),
             (#"{"id":"a","type":"resume","cursor":9}"#, ResumeCommand(cursor: 9)),
             (#"{"id":"a","type":"auth.refresh","refresh_token":"r"}"#, RefreshRequest(refreshToken: "r")),
+            (#"{"id":"a","type":"app_state","state":"background"}"#, AppStateCommand(state: "background")),
         ]
         for (frame, expected) in frames {
             guard case .success(let decoded) = decode(frame) else {
@@ -49,7 +50,7 @@ struct SocketCommandTests {
         // A read is not a delivery, though the fields are the same.
         guard case .success(let read) = decode(#"{"id":"a","type":"thread.read","thread_id":"t","seq":3}"#) else { return }
         #expect(!read.command.isSame(as: ReceiptCommand<Delivered>(threadId: "t", seq: 3)))
-        #expect(SocketCommand.catalog.count == 25)
+        #expect(SocketCommand.catalog.count == 26)
     }
 
     @Test func theIdIsRequiredAndBounded() {
