@@ -67,6 +67,11 @@ test('chat: an acked send, the peer gets it once, receipts come back; errors are
     assert.equal(read.unread, 0);
     await until(() => clientReceipts.some((receipt) => receipt.read_seq === 1), 'the ✓✓ receipt');
 
+    // The app goes to the background on a socket it keeps (pushes reach its devices meanwhile), then comes back.
+    assert.deepEqual(await clientSide.command('app_state', { state: 'background' }), { state: 'background' });
+    assert.deepEqual(await clientSide.command('app_state', { state: 'foreground' }), { state: 'foreground' });
+    await assert.rejects(clientSide.command('app_state', { state: 'asleep' }), { code: 'bad_request', field: 'state' });
+
     // The same client_message_id again is the same message, not a new one.
     const again = await clientSide.send(thread, { text: 'مرحبا coach' }, { clientMessageId: stored.client_message_id });
     assert.equal(again.seq, 1);

@@ -120,6 +120,10 @@ export interface SpotterCommands {
   'receipt.delivered': [{ thread_id: string; seq: number }, { unread: number; total_unread: number }];
   'thread.read': [{ thread_id: string; seq: number }, { unread: number; total_unread: number }];
   typing: [{ thread_id: string }, {}];
+  /** The app went to the background (or came back) on a socket it keeps: while all are, pushes reach its devices. */
+  app_state: [{ state: 'background' | 'foreground' }, { state: 'background' | 'foreground' }];
+  /** The app went to the background (or came back) on a socket it keeps: while all are, pushes reach its devices. */
+  app_state: [{ state: 'background' | 'foreground' }, { state: 'background' | 'foreground' }];
   'auth.refresh': [{ refresh_token: string }, { session: Record<string, unknown>; expires_at: number }];
   'session.invite': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];
   'session.request': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];
