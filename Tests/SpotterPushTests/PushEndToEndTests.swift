@@ -89,6 +89,8 @@ struct PushEndToEndTests {
         // The browser unsubscribed: the push service answers 410 and the device is gone.
         try standIns.mode(["service": "webpush", "token": browser, "status": 410])
         clientSocket.close()
+        // Away once the server has seen her socket close (the coach hears her go offline).
+        while try coachSocket.next("presence")["online"] as? Bool != false {}
         _ = try coachSocket.result("message.send", ["thread_id": thread, "client_message_id": "m2", "text": "Still there?"])
         try waitUntil(15, "the device removed") {
             (try? api.call("GET", "/v1/me/devices", token: client.access).json["devices"] as? [Any])?.isEmpty == true

@@ -231,8 +231,13 @@ struct PushTests {
         _ = try coach.result("app_state", ["state": "background"])
         let proposed = try coach.result("session.invite", ["thread_id": threadC, "start": start + 1800, "duration_minutes": 30, "purpose": "Intro"])
         #expect(proposed["status"] as? String == "needs_resolution")
-        let pushed = try provider.waitFor(2)
-        #expect(pushed.contains { $0.data["change"] == "created" && $0.data["thread_id"] == threadC && $0.category == "session" })
+        // The links' own pushes ("New client: …") may come first; wait for the conflict's.
+        try waitUntil(10, "the conflict's push") {
+            provider.messages.contains { $0.data["change"] == "created" && $0.data["thread_id"] == threadC && $0.category == "session" }
+        }
+        let pushed = provider.messages
+        let conflict = try #require(pushed.first { $0.data["change"] == "created" && $0.data["thread_id"] == threadC })
+        #expect(conflict.alert?.title.isEmpty == false && conflict.urgent)
         #expect(pushed.allSatisfy { $0.address.platform == .apns && $0.address.topic == "com.example.coach" })
     }
 }

@@ -28,6 +28,8 @@ final class PushConsumer: LogConsumer {
     private let enqueued: @Sendable () -> Void
     /// The outbox's cursor, read once (this consumer's thread only).
     private let handled = Mutex<Int64?>(nil)
+    /// The first record of an unknown thread the last batch stopped at, and how many times in a row.
+    private let unknown = Mutex<(pos: Int64, attempts: Int)?>(nil)
 
     init(accounts: AccountStore, directory: UserDirectory?, settings: PushSettings, clock: any Clock, metrics: ServerMetrics,
          facts: @escaping @Sendable (Set<Int64>) throws -> PushLoopFacts, enqueued: @escaping @Sendable () -> Void) {
@@ -61,6 +63,7 @@ final class PushConsumer: LogConsumer {
         var entries: [PushEntry] = []
         if !records.isEmpty {
             let facts = try facts(Set(records.map(\.threadNo)))
+            try waitForUnknownThreads(records, facts)
             entries = try plan(records, facts)
         }
         let result = try accounts.enqueuePushes(entries, cursor: name, handledThrough: newest, now: SystemClock.milliseconds, intake)
@@ -73,6 +76,24 @@ final class PushConsumer: LogConsumer {
         }
         if result.queued > 0 || result.coalesced > 0 { enqueued() }
     }
+
+    /// A record of a thread the loop does not know yet (a link just committed, whose thread the loop learns right
+    /// after) fails the batch, which comes again after a back-off; after `unknownThreadAttempts` tries in a row
+    /// (a thread this process never learns: in a cluster, one it has not read) the batch goes on without it.
+    private func waitForUnknownThreads(_ records: [ChatRecord], _ facts: PushLoopFacts) throws {
+        guard let first = records.first(where: { facts.threads[$0.threadNo] == nil })?.pos else {
+            unknown.withLock { $0 = nil }
+            return
+        }
+        let attempts = unknown.withLock { state -> Int in
+            state = (first, state?.pos == first ? state!.attempts + 1 : 1)
+            return state!.attempts
+        }
+        if attempts < Self.unknownThreadAttempts { throw PushConsumerError.threadNotKnownYet(pos: first) }
+        metrics.count("spotter_push_unknown_thread_total", [])
+    }
+
+    static let unknownThreadAttempts = 8
 
     /// The pushes of `records`, one entry per receiver's device.
     private func plan(_ records: [ChatRecord], _ facts: PushLoopFacts) throws -> [PushEntry] {
@@ -127,4 +148,5 @@ extension PushConsumer {
 
 enum PushConsumerError: Error {
     case loopDidNotAnswer
+    case threadNotKnownYet(pos: Int64)
 }
