@@ -67,7 +67,14 @@ run_notify() {
             else
                 stop_receiver  # the off run registers the same kind of devices but has nowhere to push
             fi
-            if ! start_servers 1 "${opts[@]}"; then status=1; stop_receiver; stop_servers; continue; fi
+            # A free port can be taken between the check and the bind (the device registrations' thousands of
+            # connections use ephemeral ports in the same range): up to three tries.
+            local up=0 try
+            for try in 1 2 3; do
+                if start_servers 1 "${opts[@]}"; then up=1; break; fi
+                SERVER_PIDS=(); PORTS=()
+            done
+            if [ "$up" -ne 1 ]; then status=1; stop_receiver; stop_servers; continue; fi
             s=0
             run_generator "$result" notify "$bound" --coaches "$NOTIFY_COACHES" --clients-per-coach "$NOTIFY_CLIENTS" \
                 --rate "$NOTIFY_RATE" --duration "$NOTIFY_DURATION" --warmup 3 --grace 10 "${gen[@]}" || s=$?
