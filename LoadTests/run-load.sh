@@ -29,6 +29,8 @@
 #                         instead of 1/rate (spotter-load --sender-order)
 #     cluster-sockets     idle: CLUSTER_SOCKETS [20000] over three processes for CLUSTER_HOLD [30] s, from
 #                         two generators of half each (one holds at most its 20,000 open files)
+#   notify (issue 28; not in the default list, about 6 minutes): Web Push to offline clients, pushes on vs off;
+#                       NOTIFY_* settings in LoadTests/notify-load.sh
 #   NATS_SERVER [nats-server on PATH, else /usr/sbin/nats-server]
 #   RESULT_SUFFIX []    appended to every result file's name, summary.md's too (-spread: cluster3-spread.json,
 #                       summary-spread.md), so a run with other settings keeps the day's other results
@@ -145,8 +147,9 @@ stop_servers() {
 }
 LOAD_STORE=${LOAD_STORE:-sqlite}
 . LoadTests/pg-throwaway.sh
+. LoadTests/notify-load.sh
 PG_DATABASES=0
-trap 'stop_servers; pg_throwaway_stop' EXIT
+trap 'stop_receiver; stop_servers; pg_throwaway_stop' EXIT
 if [ "$LOAD_STORE" = postgres ]; then pg_throwaway_start; fi
 
 # Answers 200 on /healthz at 127.0.0.1:PORT.
@@ -388,6 +391,7 @@ for name in "${scenarios[@]}"; do
         quota) run_scenario quota 150 --pairs "$QUOTA_PAIRS" --rate "$QUOTA_RATE" --duration "$QUOTA_DURATION" --warmup 3 ;;
         cluster1 | cluster3) run_scenario "$name" $((CLUSTER_DURATION + 120)) --pairs "$CLUSTER_PAIRS" --rate "$CLUSTER_RATE" \
             --duration "$CLUSTER_DURATION" --warmup 3 --sender-order "$CLUSTER_SENDER_ORDER" ;;
+        notify) run_notify ;;
         cluster-sockets) run_scenario cluster-sockets $((CLUSTER_HOLD + 150)) --sockets $((CLUSTER_SOCKETS / 2)) --hold "$CLUSTER_HOLD" ;;
         *) echo "unknown scenario $name" >&2; status=1 ;;
     esac

@@ -16,6 +16,16 @@ enum SetupHTTP {
 
     static func post(host: String, port: Int, path: String, body: [UInt8], bearer: String? = nil,
                      timeoutSeconds: Int = 120) throws -> Response {
+        try request("POST", host: host, port: port, path: path, body: body, bearer: bearer, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// A GET (`/metrics` between the `notify` scenario's phases).
+    static func get(host: String, port: Int, path: String, timeoutSeconds: Int = 10) throws -> Response {
+        try request("GET", host: host, port: port, path: path, body: [], bearer: nil, timeoutSeconds: timeoutSeconds)
+    }
+
+    private static func request(_ method: String, host: String, port: Int, path: String, body: [UInt8], bearer: String?,
+                                timeoutSeconds: Int) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ToolError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -30,7 +40,7 @@ enum SetupHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw ToolError("connect \(host):\(port): \(String(cString: strerror(errno)))") }
-        var head = "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n"
         if let bearer { head += "Authorization: Bearer \(bearer)\r\n" }
         head += "\r\n"

@@ -133,6 +133,7 @@ struct ScenarioResult: Codable {
     var ceiling: [CeilingStep]?
     var sessions: SessionsSummary?
     var quota: QuotaSummary?
+    var notify: NotifySummary?
     var highestSustainedRatePerSecond: Double?
     var idleServerCPUSeconds: Double?
     /// chat: every ack received / (first send → end of the drain), window or not.
@@ -192,6 +193,7 @@ struct ScenarioResult: Codable {
             row("retry of an accepted message", "\(q.retriesSameSeq) answered with its seq" + (q.retryFailures.isEmpty ? "" : "; " + q.retryFailures.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")))
             row("send→refusal µs", q.refusalLatencyMicros.text)
         }
+        if let n = notify { n.rows(row) }
         if let v = sessions {
             row("offered actions", "\(fixed(v.targetActionsPerSecond, 0))/s for \(fixed(v.windowSeconds, 1)) s by \(v.coaches) coaches × \(v.clientsPerCoach) clients (\(v.sent) sent, \(v.answered) answered)")
             row("command→reply µs", v.commandLatencyMicros.text)

@@ -5,11 +5,13 @@ import LoadSupport
 extension Runner {
     private var everyone: [(Int, UInt64)] { clients.indices.map { ($0, 0) } }
 
-    func connectEveryone(_ then: @escaping () -> Void) {
+    /// Connects every socket (`only`: those sockets), then `then`.
+    func connectEveryone(only: [Int]? = nil, _ then: @escaping () -> Void) {
         result.server = probe.map { ServerSummary(pids: $0.pids, rssBeforeConnectBytes: $0.residentBytes()) }
-        progress("connecting \(clients.count) sockets")
-        connect(everyone) { [unowned self] in
-            let summary = connectSummary(requested: clients.count)
+        let chosen = only.map { $0.map { ($0, UInt64(0)) } } ?? everyone
+        progress("connecting \(chosen.count) sockets")
+        connect(chosen) { [unowned self] in
+            let summary = connectSummary(requested: chosen.count)
             result.connect = summary
             result.server?.rssAfterConnectBytes = probe?.residentBytes()
             progress("\(summary.opened) of \(summary.requested) sockets open in \(fixed(summary.seconds, 2)) s "

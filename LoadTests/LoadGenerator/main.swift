@@ -21,9 +21,9 @@ struct SpotterLoad: ParsableCommand {
             """
     )
 
-    enum Scenario: String, ExpressibleByArgument, CaseIterable { case chat, idle, fanin, reconnect, ceiling, sessions, quota }
+    enum Scenario: String, ExpressibleByArgument, CaseIterable { case chat, idle, fanin, reconnect, ceiling, sessions, quota, notify }
 
-    @Argument(help: "chat | idle | fanin | reconnect | ceiling | sessions | quota (the server runs with --tiers)")
+    @Argument(help: "chat | idle | fanin | reconnect | ceiling | sessions | quota (the server runs with --tiers) | notify (clients offline with a Web Push device each)")
     var scenario: Scenario
 
     @Option(help: ArgumentHelp("Server address (numeric IPv4).", valueName: "address"))
@@ -54,9 +54,9 @@ struct SpotterLoad: ParsableCommand {
     var pairs = 5000
     @Option(help: "idle: sockets (half coaches, half clients).")
     var sockets = 10000
-    @Option(help: "fanin, sessions: coaches (default 50, sessions 1000).")
+    @Option(help: "fanin, sessions, notify: coaches (default 50, sessions 1000, notify 200).")
     var coaches: Int?
-    @Option(help: "fanin, sessions: clients per coach (default 200, sessions 10).")
+    @Option(help: "fanin, sessions, notify: clients per coach (default 200, sessions 10, notify 50).")
     var clientsPerCoach: Int?
 
     @Option(help: "Aggregate messages/s (chat, reconnect; the first step of ceiling; clients' total in fanin; session actions in sessions). Default 10000, fanin and sessions 1000, ceiling 500.")
@@ -96,6 +96,18 @@ struct SpotterLoad: ParsableCommand {
     var senderOrder: SenderOrder = .adjacent
     @Option(help: ArgumentHelp("Hard bound on the whole run after setup.", valueName: "seconds"))
     var maxRunSeconds: Double = 600
+    @Option(help: ArgumentHelp("notify: register a Web Push device for each client, endpoint <base>c<i> (the receiver's endpoint_base).", valueName: "url"))
+    var webpushEndpointBase: String?
+    @Option(help: "notify: the devices' subscription key p256dh (base64url; every device the same).")
+    var webpushP256dh: String?
+    @Option(help: "notify: the devices' auth secret (base64url).")
+    var webpushAuth: String?
+    @Flag(help: "notify: the server has a Web Push provider: wait until every acked message's push was sent.")
+    var expectPushes = false
+    @Option(help: ArgumentHelp("notify: at most this long for the pushes after the acks.", valueName: "seconds"))
+    var pushWait: Double = 120
+    @Option(help: ArgumentHelp("notify: LoadTests/push-receiver.py's --stats-file, read at the end.", valueName: "path"))
+    var receiverStats: String?
     @Option(help: ArgumentHelp("Write the result as JSON here.", valueName: "path"))
     var json: String?
     @Option(help: ArgumentHelp("Write a Markdown section here.", valueName: "path"))
@@ -122,12 +134,14 @@ struct SpotterLoad: ParsableCommand {
         case .fanin, .sessions:
             plan = scenario == .fanin ? (coaches ?? 50, clientsPerCoach ?? 200) : (coaches ?? 1000, clientsPerCoach ?? 10)
             socketCount = plan.coaches * (plan.perCoach + 1)
+        case .notify: plan = (coaches ?? 200, clientsPerCoach ?? 50); socketCount = plan.coaches  // clients stay offline
         }
         if UInt64(socketCount) + 64 > fileLimit {
             throw ValidationError("\(socketCount) sockets need more file descriptors than the limit \(fileLimit)")
         }
-        let defaultRate = scenario == .fanin || scenario == .sessions ? 1000.0 : scenario == .ceiling ? 500.0 : 10000.0
-        let config = LoadConfig(
+        let defaultRate = scenario == .fanin || scenario == .sessions ? 1000.0 : scenario == .ceiling ? 500.0
+            : scenario == .notify ? 2000.0 : 10000.0
+        var config = LoadConfig(
             scenario: scenario.rawValue, host: urlHost, port: port, ports: ports?.values ?? [port],
             serverPIDs: (serverPid.map { [$0] } ?? []) + (serverPids?.values ?? []), sockets: socketCount,
             coaches: plan.coaches, clientsPerCoach: plan.perCoach, rate: rate ?? defaultRate, duration: duration,
@@ -135,6 +149,9 @@ struct SpotterLoad: ParsableCommand {
             ceilingStep: ceilingStep, ceilingFactor: ceilingFactor, ceilingMax: ceilingMax, ceilingP99Micros: UInt64(ceilingP99Ms * 1000),
             stepWarmup: stepWarmup, sourceAddresses: sourceAddresses, maxPendingConnects: maxPendingConnects,
             connectTimeout: connectTimeout, maxPendingPerSocket: maxPendingPerSocket, senderOrder: senderOrder, maxRunSeconds: maxRunSeconds)
+        config.expectPushes = expectPushes
+        config.pushWait = pushWait
+        config.receiverStats = receiverStats
         let perSocketRate = scenario == .fanin ? config.rate / Double(max(1, plan.coaches * plan.perCoach)) : config.rate / Double(socketCount)
         if perSocketRate > 25 || (scenario == .ceiling && config.ceilingMax / Double(socketCount) > 25) {
             throw ValidationError("that is more than 25 sends/s per socket; the server allows 30 (use more pairs)")
@@ -169,6 +186,16 @@ struct SpotterLoad: ParsableCommand {
         result.setupSeconds = seconds(setupStart, monotonicNanos())
         progress("\(accountsFile == nil ? "provisioned" : "read") \(accounts.coaches.count + accounts.clients.count) accounts in \(fixed(result.setupSeconds, 1)) s")
 
+        var devices = 0
+        var deviceSeconds = 0.0
+        if scenario == .notify, let base = webpushEndpointBase {
+            guard let p256dh = webpushP256dh, let auth = webpushAuth else { throw ValidationError("--webpush-endpoint-base needs --webpush-p256dh and --webpush-auth") }
+            progress("notify: registering a Web Push device for each of \(accounts.clients.count) clients")
+            let start = monotonicNanos()
+            devices = try Setup.registerWebPushDevices(host: urlHost, port: port, clients: accounts.clients, endpointBase: base, p256dh: p256dh, auth: auth)
+            deviceSeconds = seconds(start, monotonicNanos())
+            progress("notify: \(devices) devices in \(fixed(deviceSeconds, 1)) s")
+        }
         let runner = try Runner(config: config, accounts: accounts, result: result)
         runner.run { [unowned runner] in
             switch scenario {
@@ -179,6 +206,7 @@ struct SpotterLoad: ParsableCommand {
             case .ceiling: runner.runCeiling()
             case .sessions: runner.runSessions()
             case .quota: runner.runQuota()
+            case .notify: runner.runNotify(devices: devices, deviceSeconds: deviceSeconds)
             }
         }
         result = runner.result
@@ -221,6 +249,10 @@ struct LoadConfig: Codable {
     var maxPendingPerSocket: Int
     var senderOrder: SenderOrder
     var maxRunSeconds: Double
+    /// notify: wait for a push per acked message (a provider is configured), at most `pushWait` s; the receiver's figures.
+    var expectPushes = false
+    var pushWait = 120.0
+    var receiverStats: String?
 
     func hostHeader(server: Int) -> String { "\(host):\(ports[server])" }
 
