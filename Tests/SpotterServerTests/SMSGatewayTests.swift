@@ -34,7 +34,12 @@ final class FakeGateway: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(listener, nil, nil)
-                guard client >= 0 else { return }
+                guard client >= 0 else {
+                    // Closed here, not in `close()`: a number freed while this thread still accepts on it could be
+                    // the next gateway's listener, served with this one's status.
+                    Glibc.close(listener)
+                    return
+                }
                 serve(client)
             }
         }
@@ -42,7 +47,8 @@ final class FakeGateway: @unchecked Sendable {
 
     var requests: [Received] { lock.withLock { received } }
 
-    func close() { shutdown(fd, Int32(SHUT_RDWR)); Glibc.close(fd) }
+    /// Stops accepting (the accepting thread then closes the listener).
+    func close() { shutdown(fd, Int32(SHUT_RDWR)) }
 
     private func serve(_ client: Int32) {
         defer { Glibc.close(client) }
