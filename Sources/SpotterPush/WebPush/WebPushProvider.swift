@@ -15,6 +15,10 @@ public final class WebPushProvider: PushProvider {
     private let logger: Logger
     /// Per origin: the `Authorization` value and when its JWT was signed.
     private let authorizations = Mutex<[String: (header: String, issuedAt: Int64)]>([:])
+    /// Subscriptions' keys decoded and checked once (OpenSSL's decoding was a sixth of a push's CPU under load), by
+    /// `p256dh` and `auth`; forgotten all at once past `keyCacheLimit`.
+    private let decodedKeys = Mutex<[String: WebPushSubscriptionKeys]>([:])
+    static let keyCacheLimit = 50_000
 
     /// A JWT is signed for `VAPIDKey.defaultLifetimeSeconds` (12 h) and replaced after half of it, so one presented
     /// on a retry hours later is still good.
@@ -32,7 +36,7 @@ public final class WebPushProvider: PushProvider {
         guard message.address.platform == .webpush else { return completion(.rejected(reason: "not a Web Push address")) }
         let now = clock()
         let keys: WebPushSubscriptionKeys
-        switch WebPushEncoding.keys(of: message.address) {
+        switch cachedKeys(of: message.address) {
         case .success(let found): keys = found
         case .failure(let failed): return completion(failed.outcome)
         }
@@ -69,4 +73,18 @@ public final class WebPushProvider: PushProvider {
     }
 
     public func shutdown() { client.shutdown() }
+
+    /// The address's keys, decoded at most once while cached.
+    private func cachedKeys(of address: PushAddress) -> Result<WebPushSubscriptionKeys, OutcomeError> {
+        let name = (address.p256dh ?? "") + "|" + (address.auth ?? "")
+        if let known = decodedKeys.withLock({ $0[name] }) { return .success(known) }
+        let decoded = WebPushEncoding.keys(of: address)
+        if case .success(let keys) = decoded {
+            decodedKeys.withLock { cache in
+                if cache.count >= Self.keyCacheLimit { cache.removeAll(keepingCapacity: true) }
+                cache[name] = keys
+            }
+        }
+        return decoded
+    }
 }

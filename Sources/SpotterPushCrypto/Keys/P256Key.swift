@@ -27,6 +27,12 @@ public struct P256PublicKey: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The key in a `PUBLIC KEY` PEM (SubjectPublicKeyInfo), as `openssl pkey -pubout` writes it.
+    /// A point OpenSSL itself produced, with the key it came from (a key just generated): nothing to check.
+    init(point: [UInt8], key: OpenSSLKey) {
+        uncompressed = point
+        self.key = key
+    }
+
     public init(pem: String) throws(PushCryptoError) {
         defer { ERR_clear_error() }
         let bytes = Array(pem.utf8)
@@ -112,9 +118,17 @@ public struct P256PrivateKey: Sendable, CustomStringConvertible, CustomDebugStri
         precondition(EVP_PKEY_keygen_init(context) == 1 && EVP_PKEY_CTX_set_group_name(context, "P-256") == 1
                      && EVP_PKEY_keygen(context, &generated) == 1, "OpenSSL P-256 key generation failed")
         guard let generated else { preconditionFailure("OpenSSL P-256 key generation failed") }
-        do { return try P256PrivateKey(checking: OpenSSLKey(taking: generated)) } catch {
+        // OpenSSL made it: not checked again (the pair check and decoding the public half once more were a fifth of
+        // a push's CPU under load), only its point read out.
+        let key = OpenSSLKey(taking: generated)
+        do { return P256PrivateKey(key: key, point: try P256PublicKey.uncompressedPoint(of: key)) } catch {
             preconditionFailure("OpenSSL generated an unusable P-256 key: \(error)")
         }
+    }
+
+    private init(key: OpenSSLKey, point: [UInt8]) {
+        self.key = key
+        publicKey = P256PublicKey(point: point, key: key)
     }
 
     /// The ECDH shared secret with `peer` (the x coordinate of the shared point, 32 bytes; SEC 1 §3.3.1).
