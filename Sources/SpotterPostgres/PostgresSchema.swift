@@ -273,9 +273,9 @@ public enum PostgresSchema {
                 attempts integer NOT NULL,
                 sentAt bigint
             );
-            CREATE INDEX pushOutbox_due ON pushOutbox (status, platform, notBefore);
-            CREATE INDEX pushOutbox_device ON pushOutbox (deviceId, threadId, kind, status);
-            CREATE INDEX pushOutbox_user ON pushOutbox (userId, threadId, status);
+            CREATE INDEX pushOutbox_due ON pushOutbox (platform, notBefore) WHERE status = 'pending';
+            CREATE INDEX pushOutbox_device ON pushOutbox (deviceId, threadId, kind);
+            CREATE INDEX pushOutbox_sent ON pushOutbox (sentAt) WHERE status = 'sent';
             CREATE TABLE pushCursor (
                 name text PRIMARY KEY,
                 pos bigint NOT NULL

@@ -25,6 +25,9 @@ final class PushDispatcher: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let active = Atomic<Bool>(true)
     private let inFlight = Mutex<[PushAddress.Platform: Int]>([:])
+    /// When sent pushes were last purged (ms; the dispatcher's thread only).
+    private let lastPurge = Atomic<Int64>(0)
+    static let purgeEveryMilliseconds: Int64 = 30_000
     /// Providers' answers not yet written back: (push, outcome, when answered in ms).
     private let answers = Mutex<[(OutboxPush, PushOutcome, Int64)]>([])
 
@@ -175,11 +178,15 @@ final class PushDispatcher: Sendable {
         }
     }
 
-    /// Forgets old sent pushes, drops expired ones, and brings the queue gauges up to date.
+    /// Brings the queue gauges up to date, and every `purgeEveryMilliseconds` forgets old sent pushes and drops
+    /// expired ones (a write: not on every pass).
     private func housekeeping(_ now: Int64) throws {
-        let keep = max(settings.coalesceMilliseconds, PushIntake(coalesceMilliseconds: 0, queueLimit: 0).badgeWindowMilliseconds)
-        let expired = try accounts.purgePushes(sentBefore: now - keep, nowSeconds: clock.now)
-        metrics.count("spotter_push_failed_total", [("platform", "any"), ("reason", "expired")], by: expired)
+        if now - lastPurge.load(ordering: .relaxed) >= Self.purgeEveryMilliseconds {
+            let keep = max(settings.coalesceMilliseconds, PushIntake(coalesceMilliseconds: 0, queueLimit: 0).badgeWindowMilliseconds)
+            let expired = try accounts.purgePushes(sentBefore: now - keep, nowSeconds: clock.now)
+            metrics.count("spotter_push_failed_total", [("platform", "any"), ("reason", "expired")], by: expired)
+            lastPurge.store(now, ordering: .relaxed)
+        }
         let pending = try accounts.pendingPushes()
         for platform in providers.keys {
             metrics.gauge("spotter_push_queued", [("platform", platform.rawValue)], pending[platform] ?? 0)

@@ -155,7 +155,9 @@ enum AccountsSchema {
     /// device, id `pos:<record>:<device>`; `status` pending (waiting for `notBefore`, ms), sending (handed to a
     /// provider: set back to pending at start-up, so a push in flight at a crash goes again with the same id) or
     /// sent (kept an hour, for coalescing and badge updates). `pushCursor`: the newest record whose pushes are
-    /// here, written in the same transaction, so a record handed over again makes no second push.
+    /// here, written in the same transaction, so a record handed over again makes no second push. No index holds
+    /// `status` but as a partial index's condition: a row changes status three times (queued, claimed, done), and
+    /// each index holding it was rewritten each time (the notify load scenario's write amplification).
     static let pushOutbox = """
         CREATE TABLE pushOutbox (
             id TEXT PRIMARY KEY NOT NULL,
@@ -181,9 +183,9 @@ enum AccountsSchema {
             attempts INTEGER NOT NULL,
             sentAt INTEGER
         );
-        CREATE INDEX pushOutbox_due ON pushOutbox(status, platform, notBefore);
-        CREATE INDEX pushOutbox_device ON pushOutbox(deviceId, threadId, kind, status);
-        CREATE INDEX pushOutbox_user ON pushOutbox(userId, threadId, status);
+        CREATE INDEX pushOutbox_due ON pushOutbox(platform, notBefore) WHERE status = 'pending';
+        CREATE INDEX pushOutbox_device ON pushOutbox(deviceId, threadId, kind);
+        CREATE INDEX pushOutbox_sent ON pushOutbox(sentAt) WHERE status = 'sent';
         CREATE TABLE pushCursor (
             name TEXT PRIMARY KEY NOT NULL,
             pos INTEGER NOT NULL
