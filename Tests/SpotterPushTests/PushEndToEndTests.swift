@@ -58,7 +58,8 @@ struct PushEndToEndTests {
     }
 
     @Test func aMessageReachesTheBrowserAndThePhoneAndAGoneDeviceIsRemoved() throws {
-        let standIns = try StandIns.shared()
+        let standIns = try StandIns.separate()
+        defer { standIns.stop() }
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try ServerProcess(dataDirectory: directory, arguments: try Self.flags(standIns, directory, coalesce: 0))
@@ -113,7 +114,8 @@ struct PushEndToEndTests {
     }
 
     @Test func aKillNineWithFiveHundredPushesWaitingDeliversEveryOneAfterTheRestart() throws {
-        let standIns = try StandIns.shared()
+        let standIns = try StandIns.separate()
+        defer { standIns.stop() }
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let flags = try Self.flags(standIns, directory, coalesce: 0)

@@ -50,6 +50,17 @@ final class StandIns: @unchecked Sendable {
     private let stdin: Pipe
     let control: HTTP2Client
 
+    /// A stand-in process of the caller's own, for a test that sets modes for a whole service (down, a status for
+    /// every push): the shared one serves suites that run in parallel, whose modes and clears would cross.
+    /// `stop()` it when done.
+    static func separate() throws -> StandIns { try StandIns() }
+
+    /// Ends a separate stand-in process (its stdin closes) and waits for it.
+    func stop() {
+        try? stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
     private init() throws {
         let child = try Self.launch(["--max-seconds", "900"])
         process = child.process

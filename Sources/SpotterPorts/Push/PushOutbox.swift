@@ -25,7 +25,8 @@ public struct PushIntake: Sendable, Equatable {
     /// Pending pushes per platform at most; past it a new push for that platform is dropped (`droppedFull`).
     public var queueLimit: Int
     /// A read sends a silent badge update to a device only if it was sent a visible push within this.
-    public var badgeWindowMilliseconds: Int64 = 3_600_000
+    public var badgeWindowMilliseconds = PushIntake.defaultBadgeWindowMilliseconds
+    public static let defaultBadgeWindowMilliseconds: Int64 = 3_600_000
 
     public init(coalesceMilliseconds: Int64, queueLimit: Int) {
         self.coalesceMilliseconds = coalesceMilliseconds

@@ -25,8 +25,6 @@ final class PushDispatcher: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let active = Atomic<Bool>(true)
     private let inFlight = Mutex<[PushAddress.Platform: Int]>([:])
-    /// When sent pushes were last purged (ms; the dispatcher's thread only).
-    private let lastPurge = Atomic<Int64>(0)
     static let purgeEveryMilliseconds: Int64 = 30_000
     /// Providers' answers not yet written back: (push, outcome, when answered in ms).
     private let answers = Mutex<[(OutboxPush, PushOutcome, Int64)]>([])
@@ -71,6 +69,7 @@ final class PushDispatcher: Sendable {
         var resumed = false
         var failures = 0
         var lastHousekeeping: Int64 = 0
+        var lastPurge: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             guard active.load(ordering: .acquiring) else {
                 pause(settings.pollMilliseconds)
@@ -86,8 +85,10 @@ final class PushDispatcher: Sendable {
                 try claimAndSend()
                 let now = SystemClock.milliseconds
                 if now - lastHousekeeping >= 2000 {
-                    try housekeeping(now)
+                    let purge = now - lastPurge >= Self.purgeEveryMilliseconds
+                    try housekeeping(now, purge: purge)
                     lastHousekeeping = now
+                    if purge { lastPurge = now }
                 }
                 failures = 0
                 pause(settings.pollMilliseconds)
@@ -180,12 +181,11 @@ final class PushDispatcher: Sendable {
 
     /// Brings the queue gauges up to date, and every `purgeEveryMilliseconds` forgets old sent pushes and drops
     /// expired ones (a write: not on every pass).
-    private func housekeeping(_ now: Int64) throws {
-        if now - lastPurge.load(ordering: .relaxed) >= Self.purgeEveryMilliseconds {
-            let keep = max(settings.coalesceMilliseconds, PushIntake(coalesceMilliseconds: 0, queueLimit: 0).badgeWindowMilliseconds)
+    private func housekeeping(_ now: Int64, purge: Bool) throws {
+        if purge {
+            let keep = max(settings.coalesceMilliseconds, PushIntake.defaultBadgeWindowMilliseconds)
             let expired = try accounts.purgePushes(sentBefore: now - keep, nowSeconds: clock.now)
             metrics.count("spotter_push_failed_total", [("platform", "any"), ("reason", "expired")], by: expired)
-            lastPurge.store(now, ordering: .relaxed)
         }
         let pending = try accounts.pendingPushes()
         for platform in providers.keys {
