@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpotterCore
-import SpotterServer
+@testable import SpotterServer
 import TestSupport
 
 /// After a delete and a purge, a deleted message's words and its attachment's bytes are in no file under the data
@@ -104,5 +104,42 @@ struct MessagePurgeTests {
         #expect(Self.filesHolding(Array(deleted.marker.utf8), under: directory) == [])
         #expect(Self.filesHolding(deleted.picture, under: directory) == [])
         #expect(try server.postgresTablesHolding(deleted.marker) == [])
+    }
+
+    /// The log's part of an erasure (the accounts' part is `DELETE /v1/me`'s): the user's words and files leave the
+    /// threads, the other side's stay, the peer hears `user.erased`, and after a purge no file holds them.
+    @Test func anErasedAccountsWordsAndFilesLeaveTheLogAndThenTheDisk() throws {
+        let directory = NSTemporaryDirectory() + "spotter-purge-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try TestServer(dataDirectory: directory)
+        defer { server.stop() }
+        let admin = try Self.admin(on: server)
+        let pair = try CoachingFixture.linkedPair(on: server)
+        let marker = "ERASE-MARKER-" + Digest.hex(SecureRandom.bytes(8))
+        let picture = AttachmentsTests.png + Array(("ERASED-PICTURE-" + Digest.hex(SecureRandom.bytes(8))).utf8)
+        let id = try #require(AttachmentsTests.json(try AttachmentsTests.upload(server, pair.thread, pair.client.access, picture))["id"] as? String)
+        let client = try SpotterSocket(port: server.port, token: pair.client.access)
+        let coach = try SpotterSocket(port: server.port, token: pair.coach.access)
+        _ = try client.result("message.send", ["thread_id": pair.thread, "client_message_id": "c1", "text": "blood test: \(marker)", "attachments": [id]])
+        let mine = try client.result("message.send", ["thread_id": pair.thread, "client_message_id": "c2", "text": "second \(marker)"])
+        _ = try client.result("message.edit", ["thread_id": pair.thread, "seq": mine["seq"]!, "text": "edited \(marker)"])
+        _ = try coach.result("message.send", ["thread_id": pair.thread, "client_message_id": "k1", "text": "coach words stay"])
+        client.close()
+        let erased = DispatchSemaphore(value: 0)
+        let clientID = pair.client.id
+        server.server.loop.execute { server.server.runner.run(.eraseUser(userID: clientID)) { _ in erased.signal() } }
+        #expect(erased.wait(timeout: .now() + 5) == .success)
+        let event = try coach.next("user.erased")
+        #expect(event["user_id"] as? String == clientID && event["thread_id"] as? String == pair.thread)
+        let history = try coach.result("history", ["thread_id": pair.thread])["messages"] as? [[String: Any]] ?? []
+        #expect(history.count == 3)
+        #expect(history.filter { $0["sender_id"] as? String == clientID }.allSatisfy { $0["text"] == nil && $0["deleted_at"] != nil })
+        #expect(history.contains { $0["text"] as? String == "coach words stay" })
+        Thread.sleep(forTimeInterval: 2.1)
+        #expect(try APIClient(port: server.port).call("POST", "/v1/admin/purge", [:], token: admin).status == 200)
+        #expect(Self.filesHolding(Array(marker.utf8), under: directory) == [])
+        #expect(Self.filesHolding(picture, under: directory) == [])
+        #expect(!Self.filesHolding(Array("coach words stay".utf8), under: directory).isEmpty)
+        #expect(try server.postgresTablesHolding(marker) == [])
     }
 }
