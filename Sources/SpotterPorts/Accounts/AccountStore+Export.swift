@@ -96,4 +96,9 @@ extension AccountStore {
             }
         }
     }
+
+    /// The ids of every thread the user takes part in, as coach or client (past links' threads included).
+    public func threadIDs(ofUser userID: String) throws -> [String] {
+        try read { db in try db.fetchValues("SELECT id FROM thread WHERE coachId = ? OR clientId = ? ORDER BY createdAt, id", [userID, userID]) }
+    }
 }

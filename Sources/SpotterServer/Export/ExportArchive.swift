@@ -14,14 +14,17 @@ import Glibc
 final class ExportArchive: ResponseStream {
     let head: HTTPResponse
     private let loop: Loop
-    /// Held here between pieces; nil while a piece is being made (it is on a pool thread then).
+    /// Held here between pieces; nil before the first and while a piece is being made (on a pool thread then).
     private var cursor: ExportCursor?
+    /// Makes the cursor before the first piece (`API.exportRoute`: the user's threads loaded, the snapshot taken).
+    private var prepare: ((@escaping (Result<ExportCursor, any Error>) -> Void) -> Void)?
     private var done = false
     private let released: () -> Void
 
-    init(loop: Loop, cursor: ExportCursor, userID: String, released: @escaping () -> Void) {
+    init(loop: Loop, userID: String, prepare: @escaping (@escaping (Result<ExportCursor, any Error>) -> Void) -> Void,
+         released: @escaping () -> Void) {
         self.loop = loop
-        self.cursor = cursor
+        self.prepare = prepare
         self.released = released
         head = HTTPResponse(status: 200, headers: [
             ("Content-Type", "application/x-tar"),
@@ -32,6 +35,19 @@ final class ExportArchive: ResponseStream {
     }
 
     func next(_ deliver: @escaping (Result<[UInt8]?, any Error>) -> Void) {
+        if let prepare {
+            self.prepare = nil
+            return prepare { [self] prepared in
+                guard !done else { return }
+                switch prepared {
+                case .success(let made):
+                    cursor = made
+                    next(deliver)
+                case .failure(let error):
+                    deliver(.failure(error))
+                }
+            }
+        }
         guard let taken = cursor else { preconditionFailure("the connection asked for a piece while one was being made") }
         cursor = nil
         loop.runBlocking({ () -> ExportStep in
