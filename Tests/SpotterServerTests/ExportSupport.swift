@@ -13,6 +13,8 @@ struct ExportDownload {
     /// The archive's entries by name, in archive order.
     var names: [String] = []
     var files: [String: [UInt8]] = [:]
+    /// What came after the response on the connection (the answer to a request pipelined behind it).
+    var rest: [UInt8] = []
 
     func json(_ name: String) -> [String: Any] {
         files[name].flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] } ?? [:]
@@ -56,7 +58,13 @@ struct ExportDownload {
                       let size = Int(String(decoding: raw[at..<lineEnd], as: UTF8.self), radix: 16)
                 else { throw BlockingSocket.Failure(description: "a chunk without its size line (the body was cut)") }
                 at = lineEnd + 2
-                if size == 0 { break }
+                if size == 0 {
+                    guard raw.count >= at + 2, raw[at] == 13, raw[at + 1] == 10 else {
+                        throw BlockingSocket.Failure(description: "the last chunk without its CRLF")
+                    }
+                    download.rest = Array(raw[(at + 2)...])
+                    break
+                }
                 guard at + size + 2 <= raw.count else { throw BlockingSocket.Failure(description: "a chunk cut short") }
                 download.body += raw[at..<(at + size)]
                 download.chunkSizes.append(size)
