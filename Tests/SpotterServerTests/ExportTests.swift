@@ -80,25 +80,30 @@ struct ExportTests {
         let post = try ExportDownload.fetch(port: port, token: chat.fixture.clientA.access, method: "POST")
         #expect(post.status == 405 && post.headers["allow"] == "GET")
 
-        // A long thread, so that an export that is not read stalls on the socket's buffers.
-        try Self.send(1_000, on: try chat.socket(chat.fixture.clientA.access), thread: chat.thread, text: String(repeating: "x", count: 900))
+        // A long thread (an archive of some 3.5 MB), so that an export that is not read stalls on the socket's buffers.
+        try Self.send(3_000, on: try chat.socket(chat.fixture.clientA.access), thread: chat.thread, text: String(repeating: "x", count: 900))
+        let sentBefore = try #require(try chat.server.metric("spotter_bytes_out_total"))
         let stalled = try BlockingSocket(port: port, receiveBufferBytes: 4096, timeoutSeconds: 30)
         _ = stalled.write("GET /v1/me/export HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer \(chat.fixture.clientA.access)\r\n\r\n")
-        Thread.sleep(forTimeInterval: 0.5)
+        Thread.sleep(forTimeInterval: 1)
+        // Back-pressure: while it is not read, the server has queued no more than the kernel's buffers (SO_SNDBUF
+        // 256 KiB, doubled by Linux) and one piece, not the archive.
+        let sentStalled = try #require(try chat.server.metric("spotter_bytes_out_total")) - sentBefore
+        #expect(sentStalled < 1_500_000, "\(sentStalled) bytes queued for a reader that reads nothing")
         let second = try ExportDownload.fetch(port: port, token: chat.fixture.clientA.access)
         #expect(second.status == 429 && second.errorCode == "rate_limited" && second.headers["retry-after"] != nil)
         // Another user is not held up by it.
         #expect(try ExportDownload.fetch(port: port, token: chat.fixture.clientB.access).status == 200)
         // The stalled one resumes as it is read, and completes.
         let first = try ExportDownload.parse(stalled.readToEnd())
-        #expect(first.status == 200 && first.messages(ofThread: chat.thread).count == 1_000)
+        #expect(first.status == 200 && first.messages(ofThread: chat.thread).count == 3_000 && first.body.count > 3_000_000)
         // Once it is over, the user may export again, on a connection that stays open: a request pipelined behind
         // the export is answered after its last chunk.
         let kept = try BlockingSocket(port: port, timeoutSeconds: 30)
         _ = kept.write("GET /v1/me/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(chat.fixture.clientA.access)\r\n\r\n"
                        + "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         let again = try ExportDownload.parse(kept.readToEnd())
-        #expect(again.status == 200 && again.headers["connection"] == nil && again.messages(ofThread: chat.thread).count == 1_000)
+        #expect(again.status == 200 && again.headers["connection"] == nil && again.messages(ofThread: chat.thread).count == 3_000)
         #expect(String(decoding: again.rest, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\n"))
     }
 
