@@ -135,6 +135,10 @@ struct ExportTests {
         #expect(exportX.files["attachments/\(idC)"] == photoC && exportX.json("record.json")["record"] == nil)
         let exportB = try ExportDownload.fetch(port: chat.server.port, token: fixture.clientB.access)
         #expect(!Self.contains(exportB.body, mine) && !Self.contains(exportB.body, secret))
+        // An admin takes part in no thread: an export of the account alone.
+        let exportAdmin = try ExportDownload.fetch(port: chat.server.port, token: fixture.admin.access)
+        #expect(exportAdmin.status == 200 && !exportAdmin.names.contains { $0.hasPrefix("threads/") || $0.hasPrefix("attachments/") })
+        #expect((exportAdmin.json("profile.json")["user"] as? [String: Any])?["role"] as? String == "admin")
     }
 
     @Test func aTenThousandMessageThreadStreamsInBoundedChunks() throws {
