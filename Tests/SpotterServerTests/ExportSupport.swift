@@ -54,7 +54,7 @@ struct ExportDownload {
         var at = end + 4
         if headers["transfer-encoding"] == "chunked" {
             while true {
-                guard let lineEnd = (at..<(raw.count - 1)).first(where: { raw[$0] == 13 && raw[$0 + 1] == 10 }),
+                guard at < raw.count - 1, let lineEnd = (at..<(raw.count - 1)).first(where: { raw[$0] == 13 && raw[$0 + 1] == 10 }),
                       let size = Int(String(decoding: raw[at..<lineEnd], as: UTF8.self), radix: 16)
                 else { throw BlockingSocket.Failure(description: "a chunk without its size line (the body was cut)") }
                 at = lineEnd + 2

@@ -155,6 +155,20 @@ struct ExportTests {
         #expect(messages.last?["text"] as? String == "message 10000")
     }
 
+    @Test func aFailureMidwayCutsTheBodyBeforeItsLastChunk() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        try chat.server.execute("DROP TABLE weightEntry")  // the store now fails the export's second read
+        for _ in 1...2 {
+            let socket = try BlockingSocket(port: chat.server.port, timeoutSeconds: 10)
+            _ = socket.write("GET /v1/me/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(chat.fixture.clientA.access)\r\n\r\n")
+            let raw = try socket.readToEnd()
+            // The head went out; the body ends without its last chunk, so no client can take it for a whole archive.
+            #expect(String(decoding: raw.prefix(15), as: UTF8.self) == "HTTP/1.1 200 OK")
+            #expect(throws: BlockingSocket.Failure.self) { try ExportDownload.parse(raw) }
+        }  // and the user's slot was given back: the second attempt is not `rate_limited`
+    }
+
     // MARK: - Helpers
 
     /// Sends `count` messages `"<text> <n>"`, pipelined in batches, and waits for every ack.
