@@ -145,6 +145,10 @@ struct ExportTests {
         let chat = try ChatFixture { $0.commandBurst = 20_000; $0.commandsPerSecond = 20_000 }
         defer { chat.server.stop() }
         try Self.send(10_000, on: try chat.socket(chat.fixture.clientA.access), thread: chat.thread, text: "message")
+        // And a 4.5 MB image, copied across many pieces (an odd size: its last block is padded).
+        let big = AttachmentsTests.png + (0..<(4_500_001 - AttachmentsTests.png.count)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        let bigID = try #require(AttachmentsTests.json(try AttachmentsTests.upload(chat.server, chat.thread, chat.fixture.clientA.access,
+                                                                                     big))["id"] as? String)
         let export = try ExportDownload.fetch(port: chat.server.port, token: chat.fixture.clientA.access)
         #expect(export.status == 200)
         // Streamed: many chunks, none near the size of the whole (a piece is about 256 KiB, or one page of messages).
@@ -153,6 +157,7 @@ struct ExportTests {
         let messages = export.messages(ofThread: chat.thread)
         #expect(messages.map { $0["seq"] as? Int } == (1...10_000).map { $0 })
         #expect(messages.last?["text"] as? String == "message 10000")
+        #expect(export.files["attachments/\(bigID)"] == big)
     }
 
     @Test func aFailureMidwayCutsTheBodyBeforeItsLastChunk() throws {
