@@ -32,7 +32,7 @@ extension API {
     /// does not hold it yet (a process of a cluster holds the threads its sockets used), then the loop's views copied.
     private func prepareExport(_ actor: Actor, _ done: @escaping (Result<ExportCursor, any Error>) -> Void) {
         let (accounts, runner) = (services.accounts, server.runner)
-        server.loop.runBlocking({ Result { try accounts.threadIDs(ofUser: actor.userID) } }, then: { [self] listed in
+        server.loop.runBlocking({ Result { try accounts.threadIDs(ofUser: actor.userID) } }, then: { listed in
             switch listed {
             case .failure(let error): done(.failure(error))
             case .success(let ids): load(ids.filter(runner.mustReadThread)[...])
