@@ -150,6 +150,10 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 404: `GET /v1/push/vapid-public-key` on a server started without a VAPID key: it sends no Web Push, so a
     /// browser has nothing to subscribe with.
     case pushNotConfigured = "push_not_configured"
+    // Issue 29 (erasing an account).
+    /// 409: a coach's erasure while clients are linked to them; `linked_clients` says how many. The clients must be
+    /// handed to another coach (an admin approves their change requests) before the coach's account can go.
+    case coachHasClients = "coach_has_clients"
 
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
@@ -370,6 +374,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .pushNotConfigured:
             return (404, "This server does not send browser notifications.",
                     "لا يرسل هذا الخادم إشعارات إلى المتصفح.")
+        case .coachHasClients:
+            return (409, "Clients are still linked to this coach. Hand them to another coach or end the links first, then delete the account.",
+                    "لا يزال عملاء مرتبطين بهذا المدرب. انقلهم إلى مدرب آخر أو أنهِ الارتباط بهم أولًا، ثم احذف الحساب.")
         }
     }
 }

@@ -1,0 +1,24 @@
+import SpotterCore
+import SpotterPorts
+import SpotterProtocol
+import WebSocket
+
+/// An erased account, as the live state sees it: its sockets closed, its name forgotten, its directory row the
+/// tombstone.
+extension CoreRunner {
+    /// Called on the loop once the account's erasure committed (before the ended links' records are applied, so
+    /// their `thread` events already carry no name). Closes every socket of the user in this process with 4004
+    /// (`SpotterCloseCode.accountErased`).
+    func accountErased(_ erasure: AccountStore.Erasure) {
+        core.setName(nil, for: erasure.userID)
+        directory?.update(erasure.userID) { $0 = erasure.tombstone }
+        for case let socket as AppSocket in broker.localSubscribers(erasure.userID) {
+            socket.connection?.close(CloseCode(SpotterCloseCode.accountErased), reason: "account erased")
+        }
+    }
+
+    /// Whether `userID` is an erased account (a tombstone), from the directory (false when it is not there).
+    func isErased(_ userID: String) -> Bool {
+        directory?.user(id: userID)?.erasedAt != nil
+    }
+}
