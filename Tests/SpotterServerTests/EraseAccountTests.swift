@@ -210,4 +210,27 @@ struct EraseAccountTests {
         #expect(tombstone["erased_at"] is Int && tombstone["full_name"] == nil && tombstone["email"] == nil)
         #expect(tombstone["role"] as? String == "client")
     }
+
+    @Test func aRestartKeepsTheTombstoneAndStillRefusesTheTokens() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-erase-restart-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var server = try TestServer(dataDirectory: directory)
+        let (coach, client, thread) = try CoachingFixture.linkedPair(on: server)
+        var api = APIClient(port: server.port)
+        #expect(try api.call("DELETE", "/v1/me", ["password": "secret1"], token: client.access).status == 204)
+        #expect(server.stop())
+
+        server = try TestServer(dataDirectory: directory)
+        defer { server.stop() }
+        api = APIClient(port: server.port)
+        // The access token has not expired, and the server that refused it is gone: the revocation was kept.
+        #expect(try api.call("GET", "/v1/me", token: client.access).errorCode == "session_revoked")
+        let coachSocket = try SpotterSocket(port: server.port, token: coach.access)
+        let listed = try #require((try coachSocket.result("threads")["threads"] as? [[String: Any]])?.first)
+        #expect(listed["thread_id"] as? String == thread && listed["peer_erased"] as? Bool == true)
+        #expect(listed["peer_name"] == nil && listed["active"] as? Bool == false)
+        #expect(errorCode(try coachSocket.command("message.send", ["thread_id": thread, "client_message_id": "k1", "text": "hi"]))
+                == "thread_inactive")
+        #expect(try api.call("POST", "/v1/auth/signin", ["email": "s@x.test", "password": "secret1"]).errorCode == "invalid_credentials")
+    }
 }
