@@ -150,6 +150,13 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 404: `GET /v1/push/vapid-public-key` on a server started without a VAPID key: it sends no Web Push, so a
     /// browser has nothing to subscribe with.
     case pushNotConfigured = "push_not_configured"
+    /// 409: a message its sender may not change: someone else's, a service's, a session's system message, or an
+    /// edit of anything but a text.
+    case messageNotChangeable = "message_not_changeable"
+    /// 409: an edit after `--edit-window` (default 24 hours) from the send; the message can still be deleted.
+    case editWindowClosed = "edit_window_closed"
+    /// 409: an edit of a deleted message.
+    case messageDeleted = "message_deleted"
     // Issue 29 (erasing an account).
     /// 409: a coach's erasure while clients are linked to them; `linked_clients` says how many. The clients must be
     /// handed to another coach (an admin approves their change requests) before the coach's account can go.
@@ -374,6 +381,15 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .pushNotConfigured:
             return (404, "This server does not send browser notifications.",
                     "لا يرسل هذا الخادم إشعارات إلى المتصفح.")
+        case .messageNotChangeable:
+            return (409, "Only the person who sent a message can change it, and only a text message can be edited.",
+                    "لا يغيّر الرسالة إلا من أرسلها، ولا يُعدَّل إلا النص.")
+        case .editWindowClosed:
+            return (409, "The time to edit this message has passed. You can still delete it.",
+                    "انتهت مدة تعديل هذه الرسالة. لا يزال بإمكانك حذفها.")
+        case .messageDeleted:
+            return (409, "This message was deleted.",
+                    "حُذفت هذه الرسالة.")
         case .coachHasClients:
             return (409, "Clients are still linked to this coach. Hand them to another coach or end the links first, then delete the account.",
                     "لا يزال عملاء مرتبطين بهذا المدرب. انقلهم إلى مدرب آخر أو أنهِ الارتباط بهم أولًا، ثم احذف الحساب.")
