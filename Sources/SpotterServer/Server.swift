@@ -40,6 +40,10 @@ public final class Server: @unchecked Sendable {
     var consumers: LogConsumerRunner?
     /// Sends the push outbox (when a push provider is configured).
     var pushDispatcher: PushDispatcher?
+    /// Takes deleted words off the disk (`POST /v1/admin/purge`, and the purge consumer by `--purge-within`).
+    let purger: Purger
+    /// The purge as a log consumer: stopped before the consumers, so a wait for a purge's time ends at once.
+    var purgeConsumer: PurgeConsumer?
 
     /// Cluster mode's parts (nil: one process alone).
     let cluster: ClusterSetup?
@@ -116,6 +120,8 @@ public final class Server: @unchecked Sendable {
         runner = CoreRunner(config: config, loop: loop, log: storage.chat, directory: directory, logger: logger, metrics: metrics)
         api = API(server: ServerParts(config: config, loop: loop, logger: logger, metrics: metrics, runner: runner,
                                       outbound: outbound), services: services, revoked: revoked)
+        purger = Purger(storage: storage, attachments: services.attachments, metrics: metrics, logger: logger)
+        api.server.purger = purger
     }
 
     private var chatLog: any ChatStore { storage.chat }
@@ -212,6 +218,7 @@ public final class Server: @unchecked Sendable {
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
+        purgeConsumer?.stop()
         if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
         if pushDispatcher?.stop() == false { logger.warning("the push dispatcher did not stop in time; its pushes go at the next start") }
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
