@@ -145,7 +145,7 @@ struct EraseAccountTests {
         let listed = try #require((try coachSocket.result("threads")["threads"] as? [[String: Any]])?.first { $0["thread_id"] as? String == thread })
         #expect(listed["peer_id"] as? String == fixture.clientA.id && listed["peer_erased"] as? Bool == true)
         #expect(listed["peer_name"] == nil && listed["active"] as? Bool == false)
-        // Her message is the log's to forget (the `erase` record); the thread's place in the history stays.
+        // Her message is the log's to forget (its `erasure` record); the thread's place in the history stays.
         #expect(try coachSocket.wholeHistory(thread).count >= 1)
         // The session keeps its times (cancelled with the link, as an ended link's sessions are).
         let sessions = try coachSocket.result("sessions", ["from": start - 86_400, "to": start + 86_400])["sessions"] as? [[String: Any]]

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import SpotterCore
 import SpotterServer
@@ -13,6 +12,7 @@ struct ErasureOnDiskTests {
     /// Strings that exist only in the erased account's data.
     static let markers = [
         "Zubaida Qx7name", "qx7mail@erase.test", "966551239876", "qx7avatar", "qx7medical", "qx7reason", "qx7device",
+        "qx7message",
     ]
 
     /// A phone account with a name, an email, an avatar, onboarding answers, a push device, a coach, a thread with
@@ -47,8 +47,8 @@ struct ErasureOnDiskTests {
         let thread = try #require(try api.call("GET", "/v1/me/coach", token: token).string("thread_id"))
         let client = try SpotterSocket(port: server.port, token: token)
         let coaching = try SpotterSocket(port: server.port, token: coach.access)
-        _ = try client.result("message.send", ["thread_id": thread, "client_message_id": "c1", "text": "hello"])
-        _ = try coaching.result("message.send", ["thread_id": thread, "client_message_id": "k1", "text": "welcome"])
+        _ = try client.result("message.send", ["thread_id": thread, "client_message_id": "c1", "text": "hello qx7message"])
+        _ = try coaching.result("message.send", ["thread_id": thread, "client_message_id": "k1", "text": "welcome, coach's words"])
         #expect(try api.call("POST", "/v1/me/coach-change-requests", ["coach_id": other.id, "reason": "qx7reason here"],
                              token: token).status == 201)
         #expect(try threadsOf(coaching).first?["peer_name"] as? String == "Zubaida Qx7name")
@@ -58,6 +58,11 @@ struct ErasureOnDiskTests {
         #expect(try api.call("DELETE", "/v1/me", ["code": code], token: token).status == 204)
         let seen = try #require(try threadsOf(coaching).first)
         #expect(seen["peer_erased"] as? Bool == true && seen["peer_name"] == nil)
+        // The log's erasure record: her message a tombstone, the coach's words kept; the coach heard user.erased.
+        let history = try coaching.wholeHistory(thread)
+        #expect(history.count == 2 && !history.contains { ($0["text"] as? String)?.contains("qx7message") == true })
+        #expect(history.contains { $0["text"] as? String == "welcome, coach's words" })
+        #expect(try coaching.next("user.erased")["thread_id"] as? String == thread)
         return admin
     }
 
@@ -65,18 +70,11 @@ struct ErasureOnDiskTests {
         try socket.result("threads")["threads"] as? [[String: Any]] ?? []
     }
 
-    /// The purge: `POST /v1/admin/purge` when the server has it (it answers once the bytes are gone). Until it
-    /// lands, the test does on SQLite what it will: freed pages zeroed (here by rewriting the file with VACUUM, as
-    /// `secure_delete` would have on every connection) and the WAL checkpointed and truncated.
+    /// The purge: `POST /v1/admin/purge` answers once the bytes are gone (SQLite's freed pages zeroed by
+    /// `secure_delete` and the WAL truncated; PostgreSQL's tables vacuumed).
     static func purge(_ server: TestServer, admin: String) throws {
         let answered = try APIClient(port: server.port).call("POST", "/v1/admin/purge", token: admin)
-        if answered.status / 100 == 2 { return }
-        #expect(answered.status == 404, "\(answered.text)")
-        guard let store = server.store else { return }
-        try store.writer.writeWithoutTransaction { db in
-            try db.execute(sql: "VACUUM")
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-        }
+        #expect(answered.status == 200 && answered.json["purged"] as? Bool == true, "\(answered.text)")
     }
 
     /// The markers found in any file under `directory` (every file, the database's -wal and -shm included).

@@ -1,7 +1,7 @@
 /// Erasing an account (issue 29): the accounts' side. The user's personal data goes; the user row stays as a
 /// tombstone (`id`, `role`, `erasedAt`) so that the threads, sessions and log records naming the id still resolve.
 /// The user's own content in the log (messages, the coaching record, attachments) is the log's to forget (its
-/// `erase` record); the bytes leave the disk with the purge (`POST /v1/admin/purge`).
+/// `erasure` record); the bytes leave the disk with the purge (`POST /v1/admin/purge`).
 ///
 /// What goes, in one transaction:
 /// - the profile: name, email, phone, password hash, avatar, last seen, time zone (the email and the phone are free

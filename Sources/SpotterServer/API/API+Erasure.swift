@@ -86,20 +86,26 @@ extension API {
         })
     }
 
-    /// The user's own content: the log's `erase` record (the messages and coaching-record entries they wrote
-    /// tombstoned, their attachments removed; the `user.erased` fact the log's consumers see), then the avatar's
-    /// file. The bytes leave the disk with the next purge.
+    /// The user's own content: the log's `erasure` record (`CoreCommand.eraseUser`: the messages and coaching-record
+    /// entries they wrote emptied, their attachments' rows gone, `user.erased` to each peer), then the avatar's file.
+    /// The bytes leave the disk with the next purge. If the record cannot be stored now (the store is failing), the
+    /// answer is that error: the account's side is done, and an admin's `DELETE /v1/admin/users/{id}` finishes it.
     private func forgetContent(of erasure: AccountStore.Erasure, _ language: Language, _ respond: @escaping Respond) {
-        // INTEGRATION: the runner's erase hook (the log's `erase` record) is called here, and 204 answered from its
-        // completion, e.g. `server.runner.erase(userID: erasure.userID) { result in … removeAvatar … }`.
         let services = self.services
-        server.loop.runBlocking({
-            blockingResult { if let avatar = erasure.orphanedAvatar { try services.attachments.removeAvatarFile(avatar) } }
-        }, then: { result in
-            switch result {
-            case .success: respond(HTTPResponse(status: 204))
-            case .failure(let error): respond(.apiError(error, language))
+        server.runner.run(.eraseUser(userID: erasure.userID)) { [self] result in
+            if case .failure(let error) = result {
+                server.logger.error("an erased account's log record could not be stored; erase it again",
+                                    metadata: ["user": "\(erasure.userID)", "error": "\(error.code.rawValue)"])
+                return respond(.apiError(error, language))
             }
-        })
+            server.loop.runBlocking({
+                blockingResult { if let avatar = erasure.orphanedAvatar { try services.attachments.removeAvatarFile(avatar) } }
+            }, then: { result in
+                switch result {
+                case .success: respond(HTTPResponse(status: 204))
+                case .failure(let error): respond(.apiError(error, language))
+                }
+            })
+        }
     }
 }
