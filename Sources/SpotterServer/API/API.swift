@@ -314,6 +314,9 @@ final class API {
             throw APIError(.unauthorized)
         }
         guard revokedSessions[claims.sessionID] == nil else { throw APIError(.sessionRevoked) }
+        // An erased account's tokens, also where its sessions' revocations are not known (another process of a
+        // cluster learns the erasure from the log, not the revocations).
+        if services.accounts.directory?.user(id: claims.subject)?.erasedAt != nil { throw APIError(.sessionRevoked) }
         return (Actor(userID: claims.subject, role: claims.role), claims)
     }
 

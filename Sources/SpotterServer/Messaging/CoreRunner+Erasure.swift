@@ -12,7 +12,21 @@ extension CoreRunner {
     func accountErased(_ erasure: AccountStore.Erasure) {
         core.setName(nil, for: erasure.userID)
         directory?.update(erasure.userID) { $0 = erasure.tombstone }
-        for case let socket as AppSocket in broker.localSubscribers(erasure.userID) {
+        closeSockets(of: erasure.userID)
+    }
+
+    /// Another process of the cluster erased the account (its `erasure` record came in order): the directory holds
+    /// the tombstone and this process's sockets of the user close with 4004, as in the process that erased it.
+    func erasedElsewhere(_ userID: String, at erasedAt: Int64) {
+        directory?.update(userID) { user in
+            (user.fullName, user.email, user.phone, user.avatar) = (nil, nil, nil, nil)
+            user.erasedAt = user.erasedAt ?? erasedAt
+        }
+        closeSockets(of: userID)
+    }
+
+    private func closeSockets(of userID: String) {
+        for case let socket as AppSocket in broker.localSubscribers(userID) {
             socket.connection?.close(CloseCode(SpotterCloseCode.accountErased), reason: "account erased")
         }
     }
