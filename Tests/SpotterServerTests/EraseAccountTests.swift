@@ -27,6 +27,8 @@ struct EraseAccountTests {
         let wrong = try erase(["password": "secret2"], language: "ar")
         #expect(wrong.status == 401 && wrong.errorCode == "invalid_credentials" && wrong.errorField == "password")
         #expect(wrong.errorMessage?.hasArabic == true)
+        #expect(try erase(["password": "secret1\u{0}\u{1B}[2J"]).errorCode == "invalid_credentials")
+        #expect(try erase(["password": String(repeating: "x", count: 2 << 20)]).status == 413)
         // A code is no proof for an account with a password.
         #expect(try erase(["code": "123456"]).errorCode == "missing_field")
 
@@ -199,6 +201,9 @@ struct EraseAccountTests {
         // An admin erases others, not themself (that is DELETE /v1/me); an unknown id is not found.
         #expect(try api.call("DELETE", "/v1/admin/users/\(fixture.admin.id)", token: fixture.admin.access).errorCode == "forbidden")
         #expect(try api.call("DELETE", "/v1/admin/users/no-such-user", token: fixture.admin.access).errorCode == "not_found")
+        #expect(try api.call("DELETE", "/v1/admin/users/%00%27%20OR%201%3D1", token: fixture.admin.access).errorCode == "not_found")
+        #expect(try api.call("DELETE", "/v1/admin/users/" + String(repeating: "a", count: 4000), token: fixture.admin.access)
+                .status / 100 == 4)
 
         #expect(try api.call("DELETE", "/v1/admin/users/\(target.id)", token: fixture.admin.access).status == 204)
         #expect(try socket.ws.awaitClose() == .some(CloseCode(SpotterCloseCode.accountErased)))
