@@ -225,6 +225,11 @@ public final class Store: Sendable {
         migrator.registerMigration("v17-reminder-channels") { db in try db.execute(sql: AccountsSchema.reminderChannels) }
         // The push outbox (issue 28): see `AccountsSchema.pushOutbox`.
         migrator.registerMigration("v18-push-outbox") { db in try db.execute(sql: AccountsSchema.pushOutbox) }
+        // Erasing an account (issue 29): the user row stays as a tombstone (id, role, when) so that threads and
+        // sessions naming the id still resolve; see `AccountStore.erase`.
+        migrator.registerMigration("v22-erasure") { db in
+            try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN erasedAt INTEGER"#)
+        }
         return migrator
     }()
 }
