@@ -18,6 +18,8 @@ let documentedStatus: [ErrorCode: Int] = [
     .tooManySessions: 409,  // issue 26: the open-sessions bound per pair
     .invalidDeviceToken: 400, .invalidPushKeys: 400, .invalidPushEndpoint: 400,  // issue 28: push devices
     .pushNotConfigured: 404,  // issue 28: no VAPID key
+    .messageNotChangeable: 409, .editWindowClosed: 409, .messageDeleted: 409,  // issue 29: edits and deletes
+    .coachHasClients: 409,  // issue 29: a coach's erasure while clients are linked
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -35,7 +37,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 68)
+        #expect(ErrorCode.allCases.count == 72)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)
