@@ -7,7 +7,10 @@ import TestSupport
 /// consumer comes to the delete again and takes them off by `--purge-within`, with nothing lost of what stays.
 @Suite("Purge through a crash", .serialized, .tags(.slow))
 struct PurgeCrashTests {
-    @Test func aDeleteAcknowledgedBeforeAKillIsPurgedAfterTheRestart() throws {
+    /// SQLite's files: on PostgreSQL the rows are rewritten in the delete's transaction and vacuumed by the purge
+    /// (`MessagePurgeTests` checks its rows), and no file under the data directory holds a message.
+    @Test(.enabled(if: !TestServer.onPostgres))
+    func aDeleteAcknowledgedBeforeAKillIsPurgedAfterTheRestart() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-purgecrash-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var server = try ServerProcess(dataDirectory: directory, arguments: ["--purge-within", "6"])
