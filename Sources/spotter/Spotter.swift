@@ -90,6 +90,7 @@ struct Serve: ParsableCommand {
 
     @OptionGroup var storage: StorageOptions
     @OptionGroup var push: PushOptions
+    @OptionGroup var webhooks: WebhookOptions
 
     @Option(help: ArgumentHelp("""
         Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
@@ -392,6 +393,7 @@ struct Serve: ParsableCommand {
         var configured = config
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
         _ = try push.apply(to: &configured, logger: logger)
+        try webhooks.apply(to: &configured)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
         // Session reminders off the app go through the same gateways (a development server without them logs them).
