@@ -216,6 +216,13 @@ extension AccountStore {
         }
     }
 
+    /// The payloads of an endpoint's pending deliveries, in order (what a purge must have blanked).
+    public func pendingWebhookPayloads(endpointID: String) throws -> [String] {
+        try read { db in
+            try db.fetchValues("SELECT payload FROM webhookDelivery WHERE endpointId = ? AND status = 'pending' ORDER BY ord", [endpointID])
+        }
+    }
+
     /// Pending deliveries per endpoint, for the queue gauge.
     public func pendingWebhookDeliveries() throws -> [String: Int] {
         try read { db in
