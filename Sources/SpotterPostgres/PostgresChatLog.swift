@@ -53,8 +53,14 @@ public final class PostgresChatLog: ChatStore {
             array(records.map(\.side.rawValue)), array(records.map(\.seq)), array(columns.map(\.a)), array(columns.map(\.b)),
             textArray(columns.map(\.ref)), textArray(columns.map(\.body)), array(records.map(\.at)),
         ])
-        for record in records {
+        for (index, record) in zip(positions, records) {
             if let session = record.content.session { try holdSlots(batch.connection, session) }
+            if record.content.change != nil {
+                // An edit or a delete rewrites its message in the same transaction.
+                var placed = record
+                placed.pos = index
+                try MessageForgetting.apply(PGSQLDatabase(batch.connection), placed)
+            }
         }
         return Array(positions)
     }
@@ -306,7 +312,7 @@ public final class PostgresChatLog: ChatStore {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try readers.read { connection in
             try PostgresChatLog.records(connection.exec("""
-                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND \(LogSQL.isMealLog) AND pos < $2
+                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND \(LogSQL.isMealLog) AND \(LogSQL.isStanding) AND pos < $2
                 ORDER BY pos DESC LIMIT $3
                 """, [PostgresChatLog.array(threadNos), String(before ?? Int64.max), String(limit)]))
         }

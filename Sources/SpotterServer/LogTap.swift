@@ -80,6 +80,7 @@ final class LogTap: LogConsumer {
         case .coaching(let change): change.itemID
         case .tier(let tier): tier.tier
         case .ratingPrompt(.afterSession(let sessionID)): sessionID
+        case .change(let change): String(change.target)
         case .ratingPrompt(.afterMessages), .receipt, .link, .unknown: nil
         }
     }
@@ -94,6 +95,7 @@ final class LogTap: LogConsumer {
         case .ratingPrompt: return "rating_prompt"
         case .tier: return "tier"
         case .record: return "record"
+        case .change: return "change"
         }
     }
 

@@ -129,6 +129,11 @@ public struct ServerConfig: Sendable {
     /// A session in progress completes by itself this long after its end.
     public var sessionAutoCompleteSeconds: Int64 = 1800
 
+    /// `--edit-window`: how long after a send its sender may edit it.
+    public var editWindowSeconds: Int64 = 86_400
+    /// `--purge-within`: how soon after a delete or an erasure its bytes are gone from disk (the purge runs by then).
+    public var purgeWithinSeconds: Int64 = 3600
+
     /// Subscription tiers (seed 000 §4): clients' monthly message and video-call quotas. Off: nothing is limited.
     public var tiers = false
     /// Ratings (seed 000 "In-App Ratings"): clients are asked to rate their coach after every 10th message and

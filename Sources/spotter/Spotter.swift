@@ -91,6 +91,7 @@ struct Serve: ParsableCommand {
     @OptionGroup var storage: StorageOptions
     @OptionGroup var push: PushOptions
     @OptionGroup var webhooks: WebhookOptions
+    @OptionGroup var forgetting: ForgettingOptions
 
     @Option(help: ArgumentHelp("""
         Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
@@ -394,6 +395,7 @@ struct Serve: ParsableCommand {
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
         _ = try push.apply(to: &configured, logger: logger)
         try webhooks.apply(to: &configured)
+        try forgetting.apply(to: &configured)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
         // Session reminders off the app go through the same gateways (a development server without them logs them).

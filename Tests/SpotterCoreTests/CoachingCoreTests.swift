@@ -193,6 +193,7 @@ struct CoachingCoreTests {
         case .ratingPrompt: .ratingPrompt(.afterMessages(sent: 10))
         case .tier: .tier(TierRecord(tier: "premium"))
         case .record: .coaching(CoachingChangeRecord(itemID: "i", json: "{}"))
+        case .change: .change(MessageChangeRecord(target: 1, change: .delete(by: .sender), wasLast: true))
         }
         return ChatRecord(threadNo: thread, side: .client, seq: 1, at: H.start, content)
     }

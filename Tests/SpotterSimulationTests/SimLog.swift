@@ -289,6 +289,7 @@ final class SimLog {
         case .ratingPrompt: "rate"
         case .tier: "tier"
         case .record: "rec"
+        case .change: "chg"
         case nil: "unknown"
         }
         return "\(kind):t\(record.threadNo)#\(record.seq)" + (record.pos > 0 ? "@\(record.pos)" : "")

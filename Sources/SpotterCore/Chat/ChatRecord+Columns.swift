@@ -6,13 +6,19 @@
 ///
 /// | kind           | a                            | b                    | ref                            | body                                |
 /// |----------------|------------------------------|----------------------|--------------------------------|-------------------------------------|
-/// | `message`      | `MessageKind`                | 1: with attachments  | client_message_id              | text, `MealLog` or `AttachedText` JSON |
+/// | `message`      | `MessageKind`                | flags, changed at (1) | client_message_id             | text, `MealLog` or `AttachedText` JSON; '' once deleted |
 /// | `receipt`      | delivered seq                | read seq             | "read" if the read seq moved   |                                     |
 /// | `link`         | 1: active, 0: ended          |                      |                                |                                     |
 /// | `session`      | 1 (`systemMessage`)          | 1: by a participant  | session id                     | `SessionRecordBody` JSON            |
 /// | `ratingPrompt` | messages sent (0: a session) |                      | session id (none: messages)    |                                     |
 /// | `tier`         |                              |                      | tier name                      |                                     |
 /// | `record`       |                              |                      | item id                        | `RecordBody` JSON                   |
+/// | `change`       | the changed message's seq    | flags (2)            |                                | an edit's new body; NULL for a delete or once forgotten |
+///
+/// (1) A message's `b`: bit 0 with attachments, bit 1 edited, bit 2 deleted, and from bit 8 up the time of the
+///     last edit or the delete in seconds (rows written before edits existed hold 0 or 1, and read the same).
+/// (2) A change's `b`: bit 0 the message was its thread's last (the list's preview), bit 1 a delete (else an edit),
+///     bit 2 the edit's body is an `AttachedText`, bits 4–5 who deleted (`MessageChangeRecord.Deleter`).
 ///
 /// Empty cells are 0 or NULL. Every database written since the log began holds rows of this form
 /// (`LogFixtureTests` reads one written by main at ceb039e), so the stored form cannot change without a
@@ -37,6 +43,24 @@ extension ChatRecord {
         /// `a` of a session record that is its thread's system message (records written before system messages
         /// took a seq have 0).
         public static let systemMessage: Int64 = 1
+
+        /// A message's `b` flags (see the table above).
+        public static let withAttachments: Int64 = 1
+        public static let edited: Int64 = 2
+        public static let deleted: Int64 = 4
+        /// Where the time of a message's last change starts in its `b`.
+        public static let changedAtShift: Int64 = 8
+
+        /// A message's `b`: its flags and the time of its last change (clamped to 0…2^54, so the shift cannot
+        /// overflow whatever time a caller passes).
+        public static func messageFlags(attachments: Bool, editedAt: Int64?, deletedAt: Int64?) -> Int64 {
+            var flags: Int64 = attachments ? withAttachments : 0
+            if let deletedAt { return deleted | (clampedTime(deletedAt) << changedAtShift) }
+            if let editedAt { flags |= edited | (clampedTime(editedAt) << changedAtShift) }
+            return flags
+        }
+
+        static func clampedTime(_ time: Int64) -> Int64 { min(max(time, 0), 1 << 54) }
     }
 
     /// A record read back from its stored columns. Never fails: a value the row should not hold reads as a
@@ -62,8 +86,13 @@ extension ChatRecord.Content {
         }
         switch kind {
         case .message:
-            self = .message(MessageRecord(kind: MessageKind(rawValue: columns.a) ?? .text, clientMessageID: columns.ref ?? "",
-                                          body: columns.body ?? "", hasAttachments: columns.b == 1))
+            let flags = columns.b
+            let changedAt = flags >> ChatRecord.Columns.changedAtShift
+            let deleted = flags & ChatRecord.Columns.deleted != 0
+            self = .message(MessageRecord(
+                kind: MessageKind(rawValue: columns.a) ?? .text, clientMessageID: columns.ref ?? "", body: columns.body ?? "",
+                hasAttachments: !deleted && flags & ChatRecord.Columns.withAttachments != 0,
+                editedAt: !deleted && flags & ChatRecord.Columns.edited != 0 ? changedAt : nil, deletedAt: deleted ? changedAt : nil))
         case .receipt:
             self = .receipt(ReceiptRecord(delivered: columns.a, read: columns.b, readMoved: columns.ref == "read"))
         case .link:
@@ -77,6 +106,12 @@ extension ChatRecord.Content {
             self = .tier(TierRecord(tier: columns.ref ?? Tier.freemium.rawValue))
         case .record:
             self = .coaching(CoachingChangeRecord(itemID: columns.ref, json: columns.body ?? "{}"))
+        case .change:
+            let flags = columns.b
+            let change: MessageChangeRecord.Change = flags & 2 != 0
+                ? .delete(by: MessageChangeRecord.Deleter(rawValue: (flags >> 4) & 3) ?? .sender)
+                : .edit(body: columns.body, attached: flags & 4 != 0)
+            self = .change(MessageChangeRecord(target: columns.a, change: change, wasLast: flags & 1 != 0))
         }
     }
 
@@ -84,7 +119,9 @@ extension ChatRecord.Content {
     public var columns: ChatRecord.Columns {
         switch self {
         case .message(let message):
-            ChatRecord.Columns(kind: ChatRecord.Kind.message.rawValue, a: message.kind.rawValue, b: message.hasAttachments ? 1 : 0,
+            ChatRecord.Columns(kind: ChatRecord.Kind.message.rawValue, a: message.kind.rawValue,
+                               b: ChatRecord.Columns.messageFlags(attachments: message.hasAttachments, editedAt: message.editedAt,
+                                                                  deletedAt: message.deletedAt),
                                ref: message.clientMessageID, body: message.body)
         case .receipt(let receipt):
             ChatRecord.Columns(kind: ChatRecord.Kind.receipt.rawValue, a: receipt.delivered, b: receipt.read,
@@ -102,6 +139,15 @@ extension ChatRecord.Content {
             ChatRecord.Columns(kind: ChatRecord.Kind.tier.rawValue, ref: tier.tier)
         case .coaching(let change):
             ChatRecord.Columns(kind: ChatRecord.Kind.record.rawValue, ref: change.itemID, body: change.json)
+        case .change(let change):
+            switch change.change {
+            case .edit(let body, let attached):
+                ChatRecord.Columns(kind: ChatRecord.Kind.change.rawValue, a: change.target,
+                                   b: (change.wasLast ? 1 : 0) | (attached ? 4 : 0), body: body)
+            case .delete(let deleter):
+                ChatRecord.Columns(kind: ChatRecord.Kind.change.rawValue, a: change.target,
+                                   b: (change.wasLast ? 1 : 0) | 2 | (deleter.rawValue << 4))
+            }
         case .unknown(let columns):
             columns
         }

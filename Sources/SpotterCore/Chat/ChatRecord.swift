@@ -56,6 +56,8 @@ public struct ChatRecord: Sendable, Equatable {
         case tier = 5
         /// `CoachingChangeRecord`
         case record = 6
+        /// `MessageChangeRecord`
+        case change = 7
     }
 
     /// What a record says, one typed body per kind.
@@ -67,6 +69,7 @@ public struct ChatRecord: Sendable, Equatable {
         case ratingPrompt(RatingPromptRecord)
         case tier(TierRecord)
         case coaching(CoachingChangeRecord)
+        case change(MessageChangeRecord)
         /// A row of a kind this version does not know (a newer server wrote it): kept as stored, so that its
         /// position is accounted for; every rule ignores it.
         case unknown(Columns)
@@ -81,6 +84,7 @@ public struct ChatRecord: Sendable, Equatable {
             case .ratingPrompt: .ratingPrompt
             case .tier: .tier
             case .coaching: .record
+            case .change: .change
             case .unknown: nil
             }
         }
@@ -92,6 +96,7 @@ public struct ChatRecord: Sendable, Equatable {
         public var ratingPrompt: RatingPromptRecord? { if case .ratingPrompt(let body) = self { body } else { nil } }
         public var tier: TierRecord? { if case .tier(let body) = self { body } else { nil } }
         public var coaching: CoachingChangeRecord? { if case .coaching(let body) = self { body } else { nil } }
+        public var change: MessageChangeRecord? { if case .change(let body) = self { body } else { nil } }
     }
 
     /// Whether the record is a message of its thread (a person's, or the server's about a session): it has its

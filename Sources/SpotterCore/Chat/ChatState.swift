@@ -186,7 +186,12 @@ public final class ChatState {
                 thread.lastSeq = record.seq
                 thread.lastMessageAt = record.at
                 thread.lastSide = record.side
-                thread.setLast(kind: message.kind, body: message.body, attached: message.hasAttachments)
+                thread.lastMessageSeq = record.seq
+                if message.isDeleted {
+                    thread.setLastDeleted()
+                } else {
+                    thread.setLast(kind: message.kind, body: message.body, attached: message.hasAttachments)
+                }
             }
             // Writing marks the thread read (and received) for the writer.
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
@@ -195,6 +200,17 @@ public final class ChatState {
         case .receipt(let receipt):
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), receipt.delivered),
                                 read: max(thread.readSeq(record.side), receipt.read))
+        case .change(let change):
+            if change.isDelete { thread.deletedSeqs.insert(change.target) }
+            if change.wasLast {
+                thread.lastMessageSeq = change.target
+                switch change.change {
+                case .delete: thread.setLastDeleted()
+                case .edit(let body?, let attached) where !thread.deletedSeqs.contains(change.target):
+                    thread.setLast(kind: .text, body: body, attached: attached)
+                case .edit: break  // forgotten by a later change, which is applied after it
+                }
+            }
         case .link(let link):
             thread.active = link.active
         }
@@ -222,6 +238,8 @@ public final class ChatState {
                        coach: (stored.deliveredSeq(.coach), stored.readSeq(.coach)),
                        client: (stored.deliveredSeq(.client), stored.readSeq(.client)))
         thread.active = stored.active
+        thread.deletedSeqs = []  // the tail's deletes are applied again below
+        thread.lastMessageSeq = nil
         thread.recent = nil
         warm[thread.no] = nil
         for record in tail where record.threadNo == thread.no { apply(record) }
@@ -297,6 +315,9 @@ public final class ChatState {
 
     // MARK: - Views of records
 
+    /// The list's preview of a deleted message: a sign the apps word in their language, never its text.
+    public static let deletedPreview = "🚫"
+
     /// The list's preview of a message, made when the list asks (not on every send or replayed record): a text
     /// with attachments (`attached`, an `AttachedText` body) shows "📎" and its text.
     public static func preview(kind: MessageKind, body: String, attached: Bool = false) -> String {
@@ -322,12 +343,16 @@ public final class ChatState {
     }
 
     public static func messageView(_ message: MessageRecord, seq: Int64, at: Int64, threadID: String, senderID: String) -> MessageView {
+        if let deletedAt = message.deletedAt {
+            return MessageView(threadId: threadID, seq: seq, senderId: senderID, clientMessageId: message.clientMessageID,
+                               kind: message.kind.wire, text: nil, meal: nil, createdAt: at, deletedAt: deletedAt)
+        }
         let meal = message.kind == .mealLog ? try? JSONDecoder().decode(MealLog.self, from: Data(message.body.utf8)) : nil
         let attached = message.hasAttachments ? try? JSONDecoder().decode(AttachedText.self, from: Data(message.body.utf8)) : nil
         return MessageView(
             threadId: threadID, seq: seq, senderId: senderID, clientMessageId: message.clientMessageID, kind: message.kind.wire,
             text: message.kind == .mealLog ? nil : attached?.text ?? message.body, meal: meal, createdAt: at,
-            attachments: attached?.attachments)
+            attachments: attached?.attachments, editedAt: message.editedAt)
     }
 
     /// The events a durable record makes, one per participant at most, as
@@ -361,6 +386,10 @@ public final class ChatState {
             return [(thread.clientID, JSONText.encoder.encodeToString(event))]
         case .tier(let tier):
             return [(thread.clientID, JSONText.encoder.encodeToString(TierEvent(tier: tier.tier)))]
+        case .change(let change):
+            guard let event = MessageChangeEvents.json(change, threadID: thread.id, at: record.at,
+                                                       deleted: thread.deletedSeqs.contains(change.target)) else { return [] }
+            return [(thread.coachID, event), (thread.clientID, event)]
         case .coaching(let change):
             let event = RecordBody.eventJSON(threadID: thread.id, body: change.json)
             return [(thread.coachID, event), (thread.clientID, event)]

@@ -32,6 +32,10 @@ public final class ChatThread {
     /// The last body is an `AttachedText`.
     private var lastAttached = false
     public internal(set) var lastSide: Side?
+    /// The seq of the message the preview shows, when this process applied it (nil after a start from a checkpoint).
+    public internal(set) var lastMessageSeq: Int64?
+    /// Messages deleted since this process started (an edit decided after a delete it has not read is refused).
+    public internal(set) var deletedSeqs: Set<Int64> = []
     /// Position of the newest durable record of the thread.
     public internal(set) var lastPos: Int64 = 0
     private var delivered: [Int64] = [0, 0]
@@ -76,6 +80,14 @@ public final class ChatThread {
         lastBody = body
         lastAttached = attached
         preview = nil
+    }
+
+    /// The previewed message was deleted: the list shows `ChatState.deletedPreview`, nothing of its words.
+    func setLastDeleted() {
+        lastKind = nil
+        lastBody = nil
+        lastAttached = false
+        preview = ChatState.deletedPreview
     }
 
     func setPositions(_ side: Side, delivered newDelivered: Int64, read newRead: Int64) {

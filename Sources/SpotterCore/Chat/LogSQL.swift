@@ -29,6 +29,12 @@ public enum LogSQL {
     /// A coaching-record change (`ChatRecord.Kind.record`).
     public static let isCoachingRecord = "kind = \(ChatRecord.Kind.record.rawValue)"
 
+    /// A message was edited or deleted (`ChatRecord.Kind.change`).
+    public static let isChange = "kind = \(ChatRecord.Kind.change.rawValue)"
+
+    /// A message not deleted (its `b` has no deleted flag): put after `isMessage` or `isMealLog`.
+    public static let isStanding = "(b & \(ChatRecord.Columns.deleted)) = 0"
+
     /// A meal log: a message whose `a` is `MessageKind.mealLog`.
     public static let isMealLog = "\(isMessage) AND a = \(MessageKind.mealLog.rawValue)"
 

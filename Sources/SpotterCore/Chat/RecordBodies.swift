@@ -11,13 +11,68 @@ public struct MessageRecord: Sendable, Equatable {
     /// The text; a meal log's card as JSON (`MealLog`); with `hasAttachments`, an `AttachedText` JSON.
     public var body: String
     public var hasAttachments: Bool
+    /// When the sender last edited it (seconds); nil if never. Set on the stored row by the edit's append
+    /// (`MessageForgetting`), so `history` and `resume` read the edited text.
+    public var editedAt: Int64?
+    /// When it was deleted (seconds): the body is empty and the attachments gone; nil while it stands.
+    public var deletedAt: Int64?
 
-    public init(kind: MessageKind = .text, clientMessageID: String, body: String, hasAttachments: Bool = false) {
+    public init(kind: MessageKind = .text, clientMessageID: String, body: String, hasAttachments: Bool = false,
+                editedAt: Int64? = nil, deletedAt: Int64? = nil) {
         self.kind = kind
         self.clientMessageID = clientMessageID
         self.body = body
         self.hasAttachments = hasAttachments
+        self.editedAt = editedAt
+        self.deletedAt = deletedAt
     }
+
+    public var isDeleted: Bool { deletedAt != nil }
+}
+
+/// A message was edited or deleted (`ChatRecord.Kind.change`): `message.edit` / `message.delete`, an admin's
+/// moderation, or an erased account's messages. The record's `side` is the message's sender's; its `seq` the
+/// thread's last seq when it was made (it is not a message).
+///
+/// The record says what happened; the message's own row is rewritten in the same transaction (the edited text,
+/// or emptied for a delete: `MessageForgetting`), so every later read of the thread shows it as it now stands,
+/// and an older change record of the same message loses its text then too.
+public struct MessageChangeRecord: Sendable, Equatable {
+    public enum Change: Sendable, Equatable {
+        /// The new body, stored as the message's (a text, or an `AttachedText` JSON with `attached`); nil once a
+        /// later change of the same message made it forgotten.
+        case edit(body: String?, attached: Bool)
+        case delete(by: Deleter)
+    }
+
+    public enum Deleter: Int64, Sendable, Equatable {
+        case sender = 0
+        case admin = 1
+        /// The sender's account was erased.
+        case erasure = 2
+
+        public var wire: String {
+            switch self {
+            case .sender: "sender"
+            case .admin: "admin"
+            case .erasure: "erasure"
+            }
+        }
+    }
+
+    /// The changed message's seq.
+    public var target: Int64
+    public var change: Change
+    /// The message was the one the thread's list shows (its preview changes with it).
+    public var wasLast: Bool
+
+    public init(target: Int64, change: Change, wasLast: Bool) {
+        self.target = target
+        self.change = change
+        self.wasLast = wasLast
+    }
+
+    public var isDelete: Bool { if case .delete = change { true } else { false } }
 }
 
 /// A participant's delivered and read positions after they moved (`ChatRecord.Kind.receipt`); the participant

@@ -74,6 +74,7 @@ public struct CoachingCore {
             case .linkEnded(let threadNo): return linkEnded(threadNo: threadNo, context)
             case .tierSet(let clientID, let tier): return tierSet(clientID: clientID, tier: tier, context)
             case .record(let userID, let change): return try record(change, by: userID, context)
+            case .changeMessage(let request): return try changeMessage(request, context)
             }
         } catch {
             return .refuse(error)
@@ -144,7 +145,8 @@ public struct CoachingCore {
                 again.original = .notRead
                 return try send(again, context)
             }
-            guard original.kind == request.kind, original.body == request.body else {
+            // Edited or deleted since: the retry gets the message as it now stands (its first body is gone).
+            guard original.kind == request.kind, original.body == request.body || original.editedAt != nil || original.isDeleted else {
                 throw APIError(.idempotencyConflict, field: "client_message_id")
             }
             return .commit(CoreCommit(records: [], reply: .json(ChatState.messageView(
@@ -254,7 +256,7 @@ public struct CoachingCore {
                 forgetCounts(of: thread.clientID, ever: false)
             case .link:
                 if !thread.active { applied.endedLinks.append(thread.no) }
-            case .receipt, .ratingPrompt, .unknown:
+            case .receipt, .ratingPrompt, .change, .unknown:
                 break
             }
             for (userID, payload) in events(for: record, messageJSON: messageJSON, made: origin == .here ? made : nil, context) {
@@ -331,7 +333,7 @@ public struct CoachingCore {
     public static func recovery(after failed: [ChatRecord], clustered: Bool) -> Recovery {
         let threadsAlone = failed.allSatisfy { record in
             switch record.content {
-            case .message, .receipt, .ratingPrompt: true
+            case .message, .receipt, .ratingPrompt, .change: true
             case .link, .session, .tier, .coaching, .unknown: false
             }
         }

@@ -31,6 +31,8 @@ public struct CoreFeatures: Sendable {
     public var sessionActsPerMinute = 120
     /// The session book's timing (join early, reminders, auto-completion).
     public var sessions = SessionBook.Config()
+    /// `--edit-window`: how long after a send its sender may edit it (seconds).
+    public var editWindowSeconds: Int64 = 86_400
 
     public init() {}
 }
@@ -89,6 +91,29 @@ public enum CoreCommand {
     case tierSet(clientID: String, tier: String)
     /// A change of the coaching record.
     case record(userID: String, RecordChange)
+    /// `message.edit` / `message.delete`, or an admin's deletion.
+    case changeMessage(MessageChangeRequest)
+}
+
+/// `message.edit` or `message.delete` after its fields were validated.
+public struct MessageChangeRequest: Sendable {
+    public var actorID: String
+    public var threadID: String
+    public var seq: Int64
+    /// An edit's new text (checked by `MessageRules.text`); nil: a delete.
+    public var text: String?
+    /// An admin's moderation: a delete by someone who is not a participant.
+    public var byAdmin: Bool
+    /// The message, once read (`CoreRead.original`).
+    public var target: SendRequest.Lookup = .notRead
+
+    public init(actorID: String, threadID: String, seq: Int64, text: String?, byAdmin: Bool = false) {
+        self.actorID = actorID
+        self.threadID = threadID
+        self.seq = seq
+        self.text = text
+        self.byAdmin = byAdmin
+    }
 }
 
 /// The coaching record's changes.

@@ -105,6 +105,8 @@ public struct PushPlanner: Sendable {
     public func plan(_ record: ChatRecord, thread: PushThread, people: [String: PushPerson], now: Int64) -> [PlannedPush] {
         switch record.content {
         case .message(let message):
+            // Deleted before this consumer came to it: nothing of it is pushed.
+            guard !message.isDeleted else { return [] }
             return planMessage(record, message, thread: thread, people: people, now: now)
         case .session:
             guard let body = SessionRecordBody(record) else { return [] }
@@ -123,8 +125,8 @@ public struct PushPlanner: Sendable {
             return [PlannedPush(userID: reader.id, pos: record.pos, kind: .badge, title: "", body: "", quiet: true, threadID: thread.id,
                                 badge: reader.unread, data: ["thread_id": thread.id, "kind": "badge"], expiresAt: now + 3600,
                                 urgent: false, sender: nil, language: reader.language)]
-        case .ratingPrompt, .tier, .coaching, .unknown:
-            return []
+        case .ratingPrompt, .tier, .coaching, .change, .unknown:
+            return []  // a delete takes its thread's waiting pushes back in its own transaction (`MessageForgetting`)
         }
     }
 

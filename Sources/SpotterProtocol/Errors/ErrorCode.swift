@@ -150,6 +150,13 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 404: `GET /v1/push/vapid-public-key` on a server started without a VAPID key: it sends no Web Push, so a
     /// browser has nothing to subscribe with.
     case pushNotConfigured = "push_not_configured"
+    /// 409: a message its sender may not change: someone else's, a service's, a session's system message, or an
+    /// edit of anything but a text.
+    case messageNotChangeable = "message_not_changeable"
+    /// 409: an edit after `--edit-window` (default 24 hours) from the send; the message can still be deleted.
+    case editWindowClosed = "edit_window_closed"
+    /// 409: an edit of a deleted message.
+    case messageDeleted = "message_deleted"
 
     // Issue 29 (outbound webhooks, tier changes from billing).
     /// 400: a webhook URL that is not `https://` (outside `--development`), is over 2,048 bytes, holds a user part,
@@ -398,6 +405,15 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .idempotencyKeyReused:
             return (422, "This Idempotency-Key was already used for a different request. Use a new key for a new request.",
                     "سبق استخدام مفتاح Idempotency-Key هذا لطلب مختلف. استخدم مفتاحًا جديدًا للطلب الجديد.")
+        case .messageNotChangeable:
+            return (409, "Only the person who sent a message can change it, and only a text message can be edited.",
+                    "لا يغيّر الرسالة إلا من أرسلها، ولا يُعدَّل إلا النص.")
+        case .editWindowClosed:
+            return (409, "The time to edit this message has passed. You can still delete it.",
+                    "انتهت مدة تعديل هذه الرسالة. لا يزال بإمكانك حذفها.")
+        case .messageDeleted:
+            return (409, "This message was deleted.",
+                    "حُذفت هذه الرسالة.")
         }
     }
 }

@@ -136,6 +136,8 @@ extension MessageView {
         var json = JSONText()
         json.field("client_message_id", clientMessageId)
         json.field("created_at", createdAt)
+        json.field("deleted_at", deletedAt)
+        json.field("edited_at", editedAt)
         json.field("kind", kind)
         json.field("sender_id", senderId)
         json.field("seq", seq)

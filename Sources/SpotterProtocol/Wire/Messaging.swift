@@ -92,9 +92,14 @@ public struct MessageView: Codable, Sendable, Equatable {
     public var sessionId: String?
     /// Files sent with a text message (download: `GET /v1/threads/{thread_id}/attachments/{id}`).
     public var attachments: [AttachmentView]?
+    /// When the sender last edited it (absent: never).
+    public var editedAt: Int64?
+    /// When it was deleted: a tombstone, with no `text`, `meal` or `attachments` (absent: it stands).
+    public var deletedAt: Int64?
 
     public init(threadId: String, seq: Int64, senderId: String?, clientMessageId: String, kind: String, text: String?,
-                meal: MealLog?, createdAt: Int64, sessionId: String? = nil, attachments: [AttachmentView]? = nil) {
+                meal: MealLog?, createdAt: Int64, sessionId: String? = nil, attachments: [AttachmentView]? = nil,
+                editedAt: Int64? = nil, deletedAt: Int64? = nil) {
         self.threadId = threadId
         self.seq = seq
         self.senderId = senderId
@@ -105,6 +110,8 @@ public struct MessageView: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.sessionId = sessionId
         self.attachments = attachments
+        self.editedAt = editedAt
+        self.deletedAt = deletedAt
     }
 
     enum CodingKeys: String, CodingKey {
@@ -114,6 +121,8 @@ public struct MessageView: Codable, Sendable, Equatable {
         case clientMessageId = "client_message_id"
         case createdAt = "created_at"
         case sessionId = "session_id"
+        case editedAt = "edited_at"
+        case deletedAt = "deleted_at"
     }
 }
 

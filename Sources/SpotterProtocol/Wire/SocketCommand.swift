@@ -39,7 +39,7 @@ public enum SocketCommand {
             SessionsCommand.self, RatingSubmitCommand.self, RatingSkipCommand.self, ChallengeCreateCommand.self,
             ChallengeCheckCommand.self, CheckInSubmitCommand.self, CheckInCommentCommand.self, MeasurementAddCommand.self,
             GoalSetCommand.self, RecordCommand.self, DashboardCommand.self, ChallengeTemplateCommand.self,
-            MealsCommand.self, AppStateCommand.self,
+            MealsCommand.self, AppStateCommand.self, MessageEditCommand.self, MessageDeleteCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

@@ -15,6 +15,27 @@ extension AppSocket {
         table.on(HistoryCommand.self) { socket, body, id in socket.history(body, id: id) }
         table.on(TypingCommand.self) { socket, body, id in socket.typing(body, id: id) }
         table.on(ResumeCommand.self) { socket, body, id in socket.resume(body, id: id) }
+        table.on(MessageEditCommand.self) { socket, body, id in
+            socket.changeMessage(threadID: body.threadId, seq: body.seq, edit: true, text: body.text, id: id)
+        }
+        table.on(MessageDeleteCommand.self) { socket, body, id in
+            socket.changeMessage(threadID: body.threadId, seq: body.seq, edit: false, text: nil, id: id)
+        }
+    }
+
+    /// `message.edit` / `message.delete`: the core reads the message and decides; the reply is the message as it
+    /// now stands, and both participants' devices get `message.edited` / `message.deleted`.
+    func changeMessage(threadID: String?, seq: Int64?, edit: Bool, text: String?, id: String) {
+        let request: MessageChangeRequest
+        do {
+            guard let threadID else { throw APIError(.missingField, field: "thread_id") }
+            guard let seq else { throw APIError(.missingField, field: "seq") }
+            request = MessageChangeRequest(actorID: actor.userID, threadID: threadID, seq: seq,
+                                           text: edit ? try MessageRules.text(text) : nil)
+        } catch {
+            return reply(id: id, error: APIError(wrapping: error))
+        }
+        runner.run(.changeMessage(request)) { [self] result in answer(id: id, result) }
     }
 
     func sendMessage(_ command: SendMessageCommand, id: String) {
@@ -64,8 +85,9 @@ extension AppSocket {
         guard !attachments.isEmpty else {
             return send(MessageKind(wire: kind) ?? .text, meal.map { JSON.encode($0) } ?? text ?? "", false)
         }
-        // A text with files uploaded to the thread: their types and sizes are read first (off the loop; files are
-        // never removed, so what was found stays true), then it is sent like any message.
+        // A text with files uploaded to the thread: their types and sizes are read first (off the loop), then it is
+        // sent like any message. (A delete of another message naming the same file may take it off the thread in
+        // between: this message then names a file whose download answers not_found.)
         let store = api.services.attachments
         api.server.loop.runBlocking({ blockingResult { try store.find(ids: attachments, threadID: threadID) } }, then: { [self] result in
             switch result {

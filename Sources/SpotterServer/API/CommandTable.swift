@@ -49,6 +49,8 @@ protocol ThreadScoped {
 }
 
 extension SendMessageCommand: ThreadScoped {}
+extension MessageEditCommand: ThreadScoped {}
+extension MessageDeleteCommand: ThreadScoped {}
 extension ReceiptCommand: ThreadScoped {}
 extension HistoryCommand: ThreadScoped {}
 extension TypingCommand: ThreadScoped {}

@@ -113,9 +113,16 @@ final class CoreRunner {
                 case .failure(let error):
                     reply?(.failure(error))
                 case .success(.original(let record)):
-                    guard case .send(var request) = command else { return }
-                    request.original = .read(record)
-                    run(.send(request), reply: reply)
+                    switch command {
+                    case .send(var request):
+                        request.original = .read(record)
+                        run(.send(request), reply: reply)
+                    case .changeMessage(var request):
+                        request.target = .read(record)
+                        run(.changeMessage(request), reply: reply)
+                    default:
+                        return
+                    }
                 case .success:
                     run(command, reply: reply)
                 }
@@ -310,6 +317,7 @@ extension ServerConfig {
         features.sessions.joinEarlySeconds = sessionJoinEarlySeconds
         features.sessions.reminderSeconds = sessionReminderSeconds
         features.sessions.autoCompleteAfterSeconds = sessionAutoCompleteSeconds
+        features.editWindowSeconds = editWindowSeconds
         return features
     }
 }

@@ -58,6 +58,12 @@ public final class ChatLog: Sendable {
             try statement.run()
             positions.append(db.lastInsertedRowID)
         }
+        // An edit or a delete rewrites its message in the same transaction.
+        for (index, record) in records.enumerated() where record.content.change != nil {
+            var placed = record
+            placed.pos = positions[index]
+            try MessageForgetting.apply(GRDBSQLDatabase(db), placed)
+        }
         return positions
     }
 
@@ -262,7 +268,7 @@ public final class ChatLog: Sendable {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try store.writer.read { db in
             let statement = try db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND \(LogSQL.isMealLog) AND pos < ? ORDER BY pos DESC LIMIT ?
+                SELECT * FROM log WHERE threadNo = ? AND \(LogSQL.isMealLog) AND \(LogSQL.isStanding) AND pos < ? ORDER BY pos DESC LIMIT ?
                 """)
             var found: [ChatRecord] = []
             for no in threadNos {

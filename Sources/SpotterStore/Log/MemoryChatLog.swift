@@ -5,7 +5,7 @@ import SpotterPorts
 /// The log in memory: the same contract as the SQLite engine (`ChatLogEngine`), nothing durable. For tests
 /// of the messaging rules around a store, and as the reference the conformance suite holds SQLite to.
 public final class MemoryChatLog: ChatLogEngine {
-    private struct State {
+    fileprivate struct State {
         var records: [ChatRecord] = []
         var threads: [Int64: ThreadRow] = [:]
         var names: [String: String] = [:]
@@ -45,6 +45,7 @@ public final class MemoryChatLog: ChatLogEngine {
                 record.pos = Int64(state.records.count) + 1
                 positions.append(record.pos)
                 state.records.append(record)
+                if let change = record.content.change { state.rewrite(record, change) }
             }
             return .success(positions)
         }
@@ -165,4 +166,28 @@ extension MemoryChatLog: ConsumableLog {
 public enum MemoryChatLogError: Error {
     /// A failure asked for with `failNextAppend()`.
     case injected
+}
+
+fileprivate extension MemoryChatLog.State {
+    /// What `MessageForgetting` does in SQL: the message as the change leaves it, and older changes of it forgotten.
+    mutating func rewrite(_ record: ChatRecord, _ change: MessageChangeRecord) {
+        if !change.isDelete, records.contains(where: {
+            $0.threadNo == record.threadNo && $0.seq == change.target && $0.content.message?.isDeleted == true
+        }) {
+            records[records.count - 1].content = .change(MessageChangeRecord(target: change.target, change: change.change.forgotten,
+                                                                             wasLast: change.wasLast))
+            return
+        }
+        for index in records.indices where records[index].threadNo == record.threadNo && records[index].pos < record.pos {
+            switch records[index].content {
+            case .message(let message) where records[index].seq == change.target:
+                records[index].content = .message(message.applying(change.change, at: record.at))
+            case .change(var older) where older.target == change.target:
+                older.change = older.change.forgotten
+                records[index].content = .change(older)
+            default:
+                break
+            }
+        }
+    }
 }
