@@ -86,10 +86,19 @@ public enum WebhookEvents {
             data.field("item_id", change.itemID ?? body.checkIn?.id ?? body.measurement?.id)
             data.field("thread_id", thread.id)
             return [event(type, record, thread, seq: nil, data: data.finish())]
-        // ── Forgetting (issue 29, items 1 and 3): `message.deleted` comes from the edit/delete record and
-        // `user.erased` from the erase record, which are added on main in parallel. Map them here, once they
-        // exist, as `case .<delete record>: … .messageDeleted` (data: thread_id, seq, coach_id, client_id,
-        // actor_id — never the text) and `case .<erase record>: … .userErased` (data: user_id only).
+        case .change(let change):
+            // A deletion (by its sender, an admin, or the sender's erasure); an edit makes no event.
+            guard case .delete(let deleter) = change.change else { return [] }
+            var data = JSONText()
+            data.field("by", deleter.wire)
+            data.field("client_id", thread.clientID)
+            data.field("coach_id", thread.coachID)
+            data.field("sender_id", thread.userID(record.side))
+            data.field("seq", change.target)
+            data.field("thread_id", thread.id)
+            return [event(.messageDeleted, record, thread, seq: change.target, data: data.finish())]
+        // ── `user.erased` (issue 29, item 3) comes from the erase record, added on main in parallel: map it here
+        // once it exists, as `case .<erase record>: … .userErased` (data: `user_id` only).
         case .receipt, .link, .ratingPrompt, .unknown:
             return []
         }
@@ -132,7 +141,9 @@ public enum WebhookEvents {
         var text: String?
         var attachments: [String] = []
         var meal: String?
-        if message.hasAttachments, let attached = try? JSONDecoder().decode(AttachedText.self, from: Data(message.body.utf8)) {
+        if message.isDeleted {
+            // Deleted before this event was made: it goes, without what was deleted.
+        } else if message.hasAttachments, let attached = try? JSONDecoder().decode(AttachedText.self, from: Data(message.body.utf8)) {
             text = attached.text
             attachments = attached.attachments.map(\.id)
         } else if message.kind == .mealLog {
@@ -145,6 +156,7 @@ public enum WebhookEvents {
         data.field("client_id", thread.clientID)
         data.field("client_message_id", message.clientMessageID)
         data.field("coach_id", thread.coachID)
+        if message.isDeleted { data.field("deleted", true) }
         data.field("kind", message.kind.wire)
         if let meal { data.field("meal", json: meal) }
         data.field("sender_id", message.kind == .system ? nil : thread.userID(record.side))

@@ -34,7 +34,7 @@ final class WebhookConsumer: LogConsumer {
     /// Whether a record can make an event (the rest are passed over without asking the loop).
     static func mayMakeEvents(_ record: ChatRecord) -> Bool {
         switch record.content {
-        case .message, .session, .tier, .coaching: true
+        case .message, .session, .tier, .coaching, .change: true
         default: false
         }
     }
