@@ -113,6 +113,24 @@ struct WebhookEventsTests {
                                        .coaching(CoachingChangeRecord(itemID: "X", json: "{not json")))).isEmpty)
     }
 
+    @Test func aDeletionMakesMessageDeletedWithoutTextAndAnEditNothing() throws {
+        let delete = ChatRecord(pos: 50, threadNo: 1, side: .client, seq: 9, at: Self.at,
+                                .change(MessageChangeRecord(target: 4, change: .delete(by: .admin), wasLast: false)))
+        let event = try #require(Self.events(delete).first)
+        #expect(event.id == "evt_50_message.deleted" && event.type == .messageDeleted && event.seq == 4 && event.threadID == "T-1")
+        let data = try Self.data(event)
+        #expect(data["seq"] as? Int == 4 && data["by"] as? String == "admin" && data["sender_id"] as? String == "C")
+        #expect(data["text"] == nil)
+        let edit = ChatRecord(pos: 51, threadNo: 1, side: .client, seq: 9, at: Self.at,
+                              .change(MessageChangeRecord(target: 4, change: .edit(body: "secret edit", attached: false), wasLast: true)))
+        #expect(Self.events(edit).isEmpty)
+        // A message read back after it was deleted: its event goes, without the text.
+        let gone = ChatRecord(pos: 3, threadNo: 1, side: .client, seq: 4, at: Self.at,
+                              .message(MessageRecord(clientMessageID: "x", body: "", deletedAt: Self.at + 5)))
+        let goneData = try Self.data(try #require(Self.events(gone).first))
+        #expect(goneData["deleted"] as? Bool == true && goneData["text"] == nil)
+    }
+
     @Test func otherRecordsMakeNone() {
         let records: [ChatRecord.Content] = [
             .receipt(ReceiptRecord(delivered: 1, read: 1, readMoved: true)), .link(LinkChangeRecord(active: true)),

@@ -253,6 +253,24 @@ struct WebhookTests {
         #expect(try refused(["url": "https://one-more.example.com/in", "events": ok]) == ("too_many_webhooks", nil))
     }
 
+    @Test func aDeletedMessageMakesMessageDeleted() throws {
+        let chat = try Self.fixture()
+        defer { _ = chat.server.stop() }
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let hook = try Self.register(chat, receiver.url, ["message.deleted"])
+        try receiver.configure(secrets: [hook.secret])
+        let client = try chat.socket(chat.fixture.clientA.access)
+        try Self.send(client, chat.thread, "x1", "the wrong photo caption")
+        let deleted = try client.command("message.delete", ["thread_id": chat.thread, "seq": 1])
+        #expect(deleted["ok"] as? Bool == true, "\(deleted)")
+        let log = try receiver.waitFor(10, "the deletion") { !$0.isEmpty }
+        #expect(log.count == 1 && log[0]["event_type"] as? String == "message.deleted" && log[0]["verified"] as? Bool == true)
+        let data = Self.body(log[0])["data"] as? [String: Any] ?? [:]
+        #expect(data["seq"] as? Int == 1 && data["by"] as? String == "sender" && data["thread_id"] as? String == chat.thread)
+        #expect(!(log[0]["body"] as? String ?? "").contains("wrong photo"))
+    }
+
     @Test func aPurgedMessageLeavesNoTextInTheOutbox() throws {
         let chat = try Self.fixture()
         defer { _ = chat.server.stop() }
