@@ -18,6 +18,8 @@ let documentedStatus: [ErrorCode: Int] = [
     .tooManySessions: 409,  // issue 26: the open-sessions bound per pair
     .invalidDeviceToken: 400, .invalidPushKeys: 400, .invalidPushEndpoint: 400,  // issue 28: push devices
     .pushNotConfigured: 404,  // issue 28: no VAPID key
+    .invalidWebhookURL: 400, .invalidWebhookEvents: 400, .tooManyWebhooks: 409,  // issue 29: webhooks
+    .apiKeyScopeMissing: 403, .idempotencyKeyReused: 422,  // issue 29: tier changes from billing
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -35,7 +37,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 68)
+        #expect(ErrorCode.allCases.count == 68 + 3 + 5)  // + edit and delete (issue 29, on main), + webhooks and billing tiers
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)
