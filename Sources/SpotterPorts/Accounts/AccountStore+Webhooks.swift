@@ -124,12 +124,18 @@ extension AccountStore {
     /// delivery waits for the one before it. Each comes with its endpoint's URL and current secret.
     public func dueWebhookDeliveries(now: Int64, busy: Set<String>) throws -> [WebhookDeliveryRow] {
         try read { db in
-            let heads = try db.fetchAll("""
-                SELECT d.*, e.url, e.secret FROM webhookDelivery d JOIN webhookEndpoint e ON e.id = d.endpointId
-                WHERE d.status = 'pending' AND d.ord = (
-                    SELECT MIN(ord) FROM webhookDelivery h WHERE h.endpointId = d.endpointId AND h.status = 'pending')
-                """)
-            return heads.map(WebhookDeliveryRow.init).filter { !busy.contains($0.endpointID) && $0.notBefore <= now }
+            // One indexed look per endpoint (at most 50): its oldest pending delivery, however many wait behind it.
+            var due: [WebhookDeliveryRow] = []
+            for endpoint in try db.fetchAll("SELECT id, url, secret FROM webhookEndpoint") {
+                let id: String = endpoint["id"]
+                guard !busy.contains(id), let head = try db.fetchOne("""
+                    SELECT d.*, ? AS url, ? AS secret FROM webhookDelivery d
+                    WHERE d.endpointId = ? AND d.status = 'pending' ORDER BY d.ord LIMIT 1
+                    """, [endpoint["url"] as String, endpoint["secret"] as String, id]) else { continue }
+                let row = WebhookDeliveryRow(head)
+                if row.notBefore <= now { due.append(row) }
+            }
+            return due
         }
     }
 
