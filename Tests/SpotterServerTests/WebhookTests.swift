@@ -165,6 +165,12 @@ struct WebhookTests {
         #expect(delivered.allSatisfy { $0["verified"] as? Bool == true })
         #expect((try chat.fixture.api.call("GET", "/v1/admin/webhooks/\(hook.id)/dead-letters", token: admin)
             .json["dead_letters"] as? [[String: Any]] ?? [["missing": true]]).isEmpty)
+        // Counted: retries, failures, dead letters, deliveries.
+        #expect(try chat.server.metric(#"spotter_webhook_dead_lettered_total{reason="retry_window"}"#) == 2)
+        #expect(try chat.server.metric("spotter_webhook_retries_total") ?? 0 >= 2)
+        #expect(try chat.server.metric("spotter_webhook_failed_total") ?? 0 >= 4)
+        try waitUntil(5, "both counted delivered") { (try? chat.server.metric("spotter_webhook_delivered_total")) == 2 }
+        #expect(try chat.server.metric("spotter_webhook_queued_total") == 2)
         // Replaying given ids only: nothing dead now, so nothing.
         let none = try chat.fixture.api.call("POST", "/v1/admin/webhooks/\(hook.id)/dead-letters/replay", ["event_ids": ids], token: admin)
         #expect(none.json["replayed"] as? Int == 0)
