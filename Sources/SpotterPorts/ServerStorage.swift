@@ -14,4 +14,21 @@ public protocol ServerStorage: Sendable {
     var writerTotals: (batches: Int, jobs: Int, checkpointPasses: Int) { get }
     /// Commits what is queued and stops the writer.
     func stop()
+    /// Makes what statements deleted or overwrote unreadable on disk: SQLite checkpoints its WAL into the database
+    /// file and truncates it (deleted content is zeroed in the pages: `secure_delete`); PostgreSQL vacuums the
+    /// tables a delete or an erasure changes, so no dead version of a row keeps it. Blocking: never on the loop.
+    func purgeDisk() throws -> DiskPurge
+}
+
+/// What a `purgeDisk` did.
+public struct DiskPurge: Sendable, Equatable {
+    /// SQLite: the WAL was emptied (false: readers kept it from finishing; the next purge tries again).
+    public var walTruncated: Bool
+    /// PostgreSQL: the tables vacuumed.
+    public var vacuumed: [String]
+
+    public init(walTruncated: Bool, vacuumed: [String]) {
+        self.walTruncated = walTruncated
+        self.vacuumed = vacuumed
+    }
 }

@@ -55,7 +55,7 @@ public final class PostgresChatLog: ChatStore {
         ])
         for (index, record) in zip(positions, records) {
             if let session = record.content.session { try holdSlots(batch.connection, session) }
-            if record.content.change != nil {
+            if record.content.change != nil || record.content.erasure != nil {
                 // An edit or a delete rewrites its message in the same transaction.
                 var placed = record
                 placed.pos = index
@@ -264,7 +264,7 @@ public final class PostgresChatLog: ChatStore {
             let position = try PostgresChatLog.lastPosition(connection)
             let sessions = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE \(LogSQL.isSession) ORDER BY pos"))
             let coaching = try PostgresChatLog.records(connection.exec("SELECT \(PostgresChatLog.columns) FROM log WHERE \(LogSQL.isCoachingRecord) ORDER BY pos"))
-            let meals = try connection.exec("SELECT threadNo, at FROM log WHERE \(LogSQL.isMealLog) ORDER BY threadNo, pos").rows
+            let meals = try connection.exec("SELECT threadNo, at FROM log WHERE \(LogSQL.isMealLog) AND \(LogSQL.isStanding) ORDER BY threadNo, pos").rows
                 .map { (Int64($0[0] ?? "0") ?? 0, Int64($0[1] ?? "0") ?? 0) }
             var names: [String: String] = [:]
             for row in try connection.exec(#"SELECT id, fullName FROM "user" WHERE fullName IS NOT NULL"#).rows {

@@ -75,4 +75,22 @@ public final class PostgresStorage: ServerStorage {
         return (totals.batches, totals.jobs, 0)
     }
     public func stop() { store.close() }
+
+    /// The tables whose rows a delete or an erasure rewrites or removes (`MessageForgetting`, the erasure).
+    static let purgedTables = ["log", "thread", "attachment", "pushOutbox", "\"user\"", "clientProfile", "weightEntry",
+                               "otpChallenge", "rating", "emailChange", "device", "notificationPreference", "refreshToken",
+                               "coachChangeRequest"]
+
+    public func purgeDisk() throws -> DiskPurge {
+        // VACUUM cannot run in a transaction: a connection of its own, outside the writer's batches.
+        let connection = try PGConnection(url: store.url)
+        var vacuumed: [String] = []
+        for table in Self.purgedTables {
+            let exists = try connection.exec("SELECT to_regclass($1) IS NOT NULL", [table]).scalar == "t"
+            guard exists else { continue }
+            _ = try connection.exec("VACUUM \(table)")
+            vacuumed.append(table)
+        }
+        return DiskPurge(walTruncated: false, vacuumed: vacuumed)
+    }
 }

@@ -79,6 +79,10 @@ extension Server {
     func makeConsumers() throws -> [any LogConsumer] {
         var list = config.logConsumers
         if let path = config.logTapPath { list.insert(try LogTap(path: path), at: 0) }
+        // Deleted words leave the disk by `--purge-within`.
+        let purge = PurgeConsumer(purger: purger, clock: config.clock, purgeWithinSeconds: config.purgeWithinSeconds)
+        purgeConsumer = purge
+        list.append(purge)
         // Session reminders by email or SMS, when the server has a gateway for either.
         if !config.reminderSenders.isEmpty {
             list.append(ReminderConsumer(accounts: api.services.accounts, senders: config.reminderSenders, clock: config.clock,

@@ -81,6 +81,7 @@ final class LogTap: LogConsumer {
         case .tier(let tier): tier.tier
         case .ratingPrompt(.afterSession(let sessionID)): sessionID
         case .change(let change): String(change.target)
+        case .erasure(let erasure): erasure.userID
         case .ratingPrompt(.afterMessages), .receipt, .link, .unknown: nil
         }
     }
@@ -96,6 +97,7 @@ final class LogTap: LogConsumer {
         case .tier: return "tier"
         case .record: return "record"
         case .change: return "change"
+        case .erasure: return "erasure"
         }
     }
 

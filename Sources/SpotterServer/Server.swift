@@ -42,6 +42,10 @@ public final class Server: @unchecked Sendable {
     var pushDispatcher: PushDispatcher?
     /// Sends the webhook outbox (when `config.webhooks.transport` is set).
     var webhookDispatcher: WebhookDispatcher?
+    /// Takes deleted words off the disk (`POST /v1/admin/purge`, and the purge consumer by `--purge-within`).
+    let purger: Purger
+    /// The purge as a log consumer: stopped before the consumers, so a wait for a purge's time ends at once.
+    var purgeConsumer: PurgeConsumer?
 
     /// Cluster mode's parts (nil: one process alone).
     let cluster: ClusterSetup?
@@ -118,6 +122,8 @@ public final class Server: @unchecked Sendable {
         runner = CoreRunner(config: config, loop: loop, log: storage.chat, directory: directory, logger: logger, metrics: metrics)
         api = API(server: ServerParts(config: config, loop: loop, logger: logger, metrics: metrics, runner: runner,
                                       outbound: outbound), services: services, revoked: revoked)
+        purger = Purger(storage: storage, attachments: services.attachments, metrics: metrics, logger: logger)
+        api.server.purger = purger
     }
 
     private var chatLog: any ChatStore { storage.chat }
@@ -214,6 +220,7 @@ public final class Server: @unchecked Sendable {
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
+        purgeConsumer?.stop()
         if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
         if pushDispatcher?.stop() == false { logger.warning("the push dispatcher did not stop in time; its pushes go at the next start") }
         if webhookDispatcher?.stop() == false { logger.warning("the webhook dispatcher did not stop in time; its deliveries go at the next start") }

@@ -10,6 +10,8 @@ final class ServerParts {
     let metrics: ServerMetrics
     let runner: CoreRunner
     let outbound: OutboundLedger
+    /// Takes deleted words off the disk (set by the server once its storage and files are known).
+    var purger: Purger!
 
     init(config: ServerConfig, loop: Loop, logger: Logger, metrics: ServerMetrics, runner: CoreRunner, outbound: OutboundLedger) {
         self.config = config

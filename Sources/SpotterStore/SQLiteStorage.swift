@@ -23,4 +23,5 @@ public final class SQLiteStorage: ServerStorage {
         (writer.batchesCommitted, writer.jobsCommitted, writer.checkpointPasses)
     }
     public func stop() { writer.stop() }
+    public func purgeDisk() throws -> DiskPurge { DiskPurge(walTruncated: store.truncateWAL(), vacuumed: []) }
 }

@@ -28,8 +28,11 @@ public final class Store: Sendable {
         try StoreDirectory.make(directory)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
-        if synchronousFull {
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        configuration.prepareDatabase { db in
+            if synchronousFull { try db.execute(sql: "PRAGMA synchronous = FULL") }
+            // What a statement deletes or overwrites is overwritten with zeros in the page (and a freed page whole),
+            // so a deleted message's words leave the database file once its pages are checkpointed (`purgeDisk`).
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         let pool = try DatabasePool(path: directory + "/spotter.sqlite", configuration: configuration)
         if synchronousFull {
@@ -71,6 +74,29 @@ public final class Store: Sendable {
             return db.lastInsertedRowID
         }
         return Store(writer: writer, runNumber: run, path: path)
+    }
+
+    /// Copies every committed page from the WAL into the database file and truncates the WAL to nothing, so no
+    /// old page image (a deleted message's words) is left in either file; false when readers kept it from finishing
+    /// (the next purge tries again). Blocking: holds the writer while it waits for readers (at most its busy timeout).
+    public func truncateWAL(attempts: Int = 3) -> Bool {
+        guard path != nil else { return true }  // in memory: no file
+        for _ in 0..<max(1, attempts) {
+            // SQLITE_BUSY (a reader past the busy timeout) throws: tried again.
+            let done = (try? writer.writeWithoutTransaction { db -> Bool in
+                let result = try db.checkpoint(.truncate)
+                return result.walFrameCount == result.checkpointedFrameCount
+            }) ?? false
+            if done, walBytes() == 0 { return true }
+        }
+        return false
+    }
+
+    /// The WAL file's size (0 when there is none).
+    func walBytes() -> Int {
+        guard let path else { return 0 }
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// Applied migrations, oldest first.

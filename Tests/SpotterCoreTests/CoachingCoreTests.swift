@@ -194,6 +194,7 @@ struct CoachingCoreTests {
         case .tier: .tier(TierRecord(tier: "premium"))
         case .record: .coaching(CoachingChangeRecord(itemID: "i", json: "{}"))
         case .change: .change(MessageChangeRecord(target: 1, change: .delete(by: .sender), wasLast: true))
+        case .erasure: .erasure(ErasureRecord(userID: "u"))
         }
         return ChatRecord(threadNo: thread, side: .client, seq: 1, at: H.start, content)
     }

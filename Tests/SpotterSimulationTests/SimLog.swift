@@ -290,6 +290,7 @@ final class SimLog {
         case .tier: "tier"
         case .record: "rec"
         case .change: "chg"
+        case .erasure: "erase"
         case nil: "unknown"
         }
         return "\(kind):t\(record.threadNo)#\(record.seq)" + (record.pos > 0 ? "@\(record.pos)" : "")

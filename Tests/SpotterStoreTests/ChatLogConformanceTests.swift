@@ -125,6 +125,51 @@ struct ChatLogConformanceTests {
         #expect(try waitFor { log.sendsSince(threadNos: [1, 2], side: .client, since: 0, completion: $0) } == before)
     }
 
+    func change(_ target: Int64, _ change: MessageChangeRecord.Change, seq: Int64, at: Int64, side: Side = .client) -> ChatRecord {
+        ChatRecord(threadNo: 1, side: side, seq: seq, at: at, .change(MessageChangeRecord(target: target, change: change, wasLast: false)))
+    }
+
+    /// An edit or a delete rewrites its message in the append's transaction, an older change of the same message
+    /// loses its text, an edit that comes after a delete changes nothing; an erasure empties the user's own words
+    /// in every thread of theirs and nothing else. Every engine alike (`MessageForgetting`, `MemoryChatLog`).
+    @Test(arguments: try engines())
+    func changesRewriteTheirMessageAndAnErasureEmptiesOnlyTheUsersWords(_ under: EngineUnderTest) throws {
+        let log = under.engine
+        _ = try waitFor { log.append([message(1, .client, 1, "m1"), message(1, .coach, 2, "m2"), message(1, .client, 3, "m3"),
+                                      message(2, .client, 1, "other")], completion: $0) }
+        _ = try waitFor { log.append([change(1, .edit(body: "first edit", attached: false), seq: 3, at: 2000)], completion: $0) }
+        _ = try waitFor { log.append([change(1, .edit(body: "second edit", attached: false), seq: 3, at: 2001),
+                                      change(3, .delete(by: .sender), seq: 3, at: 2002)], completion: $0) }
+        var history = try log.history(threadNo: 1, beforeSeq: nil, limit: 10)
+        let first = try #require(history.first { $0.seq == 1 }?.content.message)
+        #expect(first.body == "second edit" && first.editedAt == 2001 && first.deletedAt == nil && first.clientMessageID == "m1")
+        let third = try #require(history.first { $0.seq == 3 }?.content.message)
+        #expect(third.body == "" && third.deletedAt == 2002 && third.editedAt == nil && third.clientMessageID == "m3")
+        #expect(history.first { $0.seq == 2 }?.content.message?.body == "body m2")
+        // The change records: the older edit's text is forgotten, the newest kept.
+        var changes = try log.records(threadNos: [1], after: 0, limit: 50).compactMap(\.content.change)
+        #expect(changes.map(\.change) == [.edit(body: nil, attached: false), .edit(body: "second edit", attached: false),
+                                          .delete(by: .sender)])
+        // An edit decided before a delete it did not see: the message stays deleted, and the edit keeps no text.
+        _ = try waitFor { log.append([change(3, .edit(body: "zombie", attached: false), seq: 3, at: 2003)], completion: $0) }
+        #expect(try log.history(threadNo: 1, beforeSeq: nil, limit: 10).first { $0.seq == 3 }?.content.message?.body == "")
+        changes = try log.records(threadNos: [1], after: 0, limit: 50).compactMap(\.content.change)
+        #expect(changes.last?.change == .edit(body: nil, attached: false))
+        // The ordered read a retry makes sees the rewrite.
+        #expect(try waitFor { log.message(threadNo: 1, seq: 1, completion: $0) }?.content.message?.body == "second edit")
+        // Client "a" (of thread 1) is erased: their messages are tombstones, their edits' texts gone; the coach's
+        // message and thread 2 (another client's) are untouched.
+        _ = try waitFor { log.append([ChatRecord(threadNo: 0, side: .coach, seq: 0, at: 3000, .erasure(ErasureRecord(userID: "a")))],
+                                     completion: $0) }
+        history = try log.history(threadNo: 1, beforeSeq: nil, limit: 10)
+        #expect(history.filter { $0.side == .client }.allSatisfy { $0.content.message?.body == "" && $0.content.message?.deletedAt != nil })
+        #expect(history.first { $0.seq == 1 }?.content.message?.deletedAt == 3000)
+        #expect(history.first { $0.seq == 2 }?.content.message?.body == "body m2")
+        #expect(try log.records(threadNos: [1], after: 0, limit: 50).compactMap(\.content.change)
+            .allSatisfy { if case .edit(let body, _) = $0.change { body == nil } else { true } })
+        #expect(try log.history(threadNo: 2, beforeSeq: nil, limit: 10).first?.content.message?.body == "body other")
+    }
+
     /// A process of a cluster claims no more than it followed: the mark is `through` when records above it were
     /// committed (by others), and a start replays them.
     @Test(arguments: try engines())

@@ -77,6 +77,20 @@ public final class TestServer: @unchecked Sendable {
         }
     }
 
+    /// PostgreSQL mode: the tables with a row whose text holds `marker` anywhere (every column, as the row's text);
+    /// empty on SQLite (the caller searches the data directory's files instead).
+    public func postgresTablesHolding(_ marker: String) throws -> [String] {
+        guard let postgresDatabase else { return [] }
+        let cluster = try PostgresCluster.shared()
+        let tables = try cluster.psql(postgresDatabase, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            .split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        let escaped = marker.replacingOccurrences(of: "'", with: "''")
+        return try tables.filter { table in
+            let count = try cluster.psql(postgresDatabase, "SELECT count(*) FROM \"\(table)\" t WHERE t::text LIKE '%\(escaped)%'")
+            return count.trimmingCharacters(in: .whitespacesAndNewlines) != "0"
+        }
+    }
+
     /// Whether test servers keep everything in PostgreSQL (`SPOTTER_TEST_STORE=postgres`: the suite's PostgreSQL
     /// pass, which runs the server's suites again on the cluster store).
     public static var onPostgres: Bool { ProcessInfo.processInfo.environment["SPOTTER_TEST_STORE"] == "postgres" }

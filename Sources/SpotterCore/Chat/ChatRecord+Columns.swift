@@ -14,6 +14,7 @@
 /// | `tier`         |                              |                      | tier name                      |                                     |
 /// | `record`       |                              |                      | item id                        | `RecordBody` JSON                   |
 /// | `change`       | the changed message's seq    | flags (2)            |                                | an edit's new body; NULL for a delete or once forgotten |
+/// | `erasure`      |                              |                      | the erased user's id           |                                     |
 ///
 /// (1) A message's `b`: bit 0 with attachments, bit 1 edited, bit 2 deleted, and from bit 8 up the time of the
 ///     last edit or the delete in seconds (rows written before edits existed hold 0 or 1, and read the same).
@@ -112,6 +113,8 @@ extension ChatRecord.Content {
                 ? .delete(by: MessageChangeRecord.Deleter(rawValue: (flags >> 4) & 3) ?? .sender)
                 : .edit(body: columns.body, attached: flags & 4 != 0)
             self = .change(MessageChangeRecord(target: columns.a, change: change, wasLast: flags & 1 != 0))
+        case .erasure:
+            self = .erasure(ErasureRecord(userID: columns.ref ?? ""))
         }
     }
 
@@ -148,6 +151,8 @@ extension ChatRecord.Content {
                 ChatRecord.Columns(kind: ChatRecord.Kind.change.rawValue, a: change.target,
                                    b: (change.wasLast ? 1 : 0) | 2 | (deleter.rawValue << 4))
             }
+        case .erasure(let erasure):
+            ChatRecord.Columns(kind: ChatRecord.Kind.erasure.rawValue, ref: erasure.userID)
         case .unknown(let columns):
             columns
         }

@@ -58,6 +58,8 @@ public struct ChatRecord: Sendable, Equatable {
         case record = 6
         /// `MessageChangeRecord`
         case change = 7
+        /// `ErasureRecord`
+        case erasure = 8
     }
 
     /// What a record says, one typed body per kind.
@@ -70,6 +72,7 @@ public struct ChatRecord: Sendable, Equatable {
         case tier(TierRecord)
         case coaching(CoachingChangeRecord)
         case change(MessageChangeRecord)
+        case erasure(ErasureRecord)
         /// A row of a kind this version does not know (a newer server wrote it): kept as stored, so that its
         /// position is accounted for; every rule ignores it.
         case unknown(Columns)
@@ -85,6 +88,7 @@ public struct ChatRecord: Sendable, Equatable {
             case .tier: .tier
             case .coaching: .record
             case .change: .change
+            case .erasure: .erasure
             case .unknown: nil
             }
         }
@@ -97,6 +101,7 @@ public struct ChatRecord: Sendable, Equatable {
         public var tier: TierRecord? { if case .tier(let body) = self { body } else { nil } }
         public var coaching: CoachingChangeRecord? { if case .coaching(let body) = self { body } else { nil } }
         public var change: MessageChangeRecord? { if case .change(let body) = self { body } else { nil } }
+        public var erasure: ErasureRecord? { if case .erasure(let body) = self { body } else { nil } }
     }
 
     /// Whether the record is a message of its thread (a person's, or the server's about a session): it has its

@@ -160,7 +160,7 @@ public final class ChatState {
     public func apply(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.content {
-        case .ratingPrompt, .tier, .coaching, .unknown:
+        case .ratingPrompt, .tier, .coaching, .erasure, .unknown:
             if record.pos > 0 { committed(record) }
             return
         case .session(let session):
@@ -255,6 +255,21 @@ public final class ChatState {
         guard !thread.dirty else { return }
         thread.dirty = true
         dirty.append(thread)
+    }
+
+    /// A user's account was erased: in each of their threads the list no longer previews their words, and their
+    /// name is forgotten. Returns their threads with their side.
+    @discardableResult
+    public func erase(userID: String) -> [(thread: ChatThread, side: Side)] {
+        names[userID] = nil
+        return threads(of: userID).compactMap { thread in
+            guard let side = thread.side(of: userID) else { return nil }
+            if thread.lastSide == side {
+                thread.setLastDeleted()
+                markDirty(thread)
+            }
+            return (thread, side)
+        }
     }
 
     // MARK: - The idempotency window
@@ -393,6 +408,8 @@ public final class ChatState {
         case .coaching(let change):
             let event = RecordBody.eventJSON(threadID: thread.id, body: change.json)
             return [(thread.coachID, event), (thread.clientID, event)]
+        case .erasure:
+            return []  // on no thread: `CoachingCore.events` makes its events, per thread of the erased user
         case .session, .unknown:
             return []  // a session is worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
         case .link(let link):

@@ -32,6 +32,9 @@ public enum LogSQL {
     /// A message was edited or deleted (`ChatRecord.Kind.change`).
     public static let isChange = "kind = \(ChatRecord.Kind.change.rawValue)"
 
+    /// An account's erasure (`ChatRecord.Kind.erasure`).
+    public static let isErasure = "kind = \(ChatRecord.Kind.erasure.rawValue)"
+
     /// A message not deleted (its `b` has no deleted flag): put after `isMessage` or `isMealLog`.
     public static let isStanding = "(b & \(ChatRecord.Columns.deleted)) = 0"
 

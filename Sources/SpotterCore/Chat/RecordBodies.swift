@@ -154,3 +154,16 @@ public struct CoachingChangeRecord: Sendable, Equatable {
         self.json = json
     }
 }
+
+/// A user's account was erased (`ChatRecord.Kind.erasure`): logged once, on no thread (thread number 0, side coach,
+/// seq 0), naming the user. Every thread of theirs keeps its seqs and its other participant's messages; the
+/// engines rewrite the user's own messages as deleted, forget their edits' texts, empty a client's coaching record
+/// and take their files off the threads in the same transaction (`MessageForgetting`); the purge then takes the
+/// bytes off the disk.
+public struct ErasureRecord: Sendable, Equatable {
+    public var userID: String
+
+    public init(userID: String) {
+        self.userID = userID
+    }
+}

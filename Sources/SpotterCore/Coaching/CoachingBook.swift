@@ -170,6 +170,23 @@ public struct CoachingBook: Sendable {
         }
     }
 
+    /// Forgets everything of a client's record (their account was erased; the log's rows were emptied with it).
+    public mutating func forget(clientID: String) {
+        let gone = Set(challengesOf.removeValue(forKey: clientID) ?? [])
+        for id in gone { challenges[id] = nil }
+        for id in checkInsOf.removeValue(forKey: clientID) ?? [] { checkIns[id] = nil }
+        progressOf[clientID] = nil
+        checkInTimesOf[clientID] = nil
+        measurementsOf[clientID] = nil
+        goalOf[clientID] = nil
+        if !gone.isEmpty {
+            templates = templates.compactMapValues { ids in
+                let kept = ids.filter { !gone.contains($0) }
+                return kept.isEmpty ? nil : kept
+            }
+        }
+    }
+
     // MARK: - Reading
 
     /// A client's challenges, newest first, with status and progress as of `today`.

@@ -61,3 +61,29 @@ extension CoachingCore {
             && thread.lastPreview == ChatState.preview(kind: message.kind, body: message.body, attached: message.hasAttachments)
     }
 }
+
+// An erased account: one `erasure` record, on no thread; the engines empty the user's words in the same transaction.
+extension CoachingCore {
+    mutating func eraseUser(_ userID: String, _ context: CoreContext) -> CoreDecision {
+        let record = ChatRecord(threadNo: 0, side: .coach, seq: 0, at: context.now, .erasure(ErasureRecord(userID: userID)))
+        return .commit(CoreCommit(records: [record], reply: .none))
+    }
+
+    /// What an erasure changes in memory (here or followed): the user's previews and name, a client's coaching
+    /// record, meal times and counts.
+    mutating func applyErasure(_ erasure: ErasureRecord) {
+        for (thread, side) in chat.erase(userID: erasure.userID) where side == .client {
+            coaching.forget(clientID: thread.clientID)
+            mealTimes[thread.no] = nil
+            forgetCounts(of: thread.clientID, ever: true)
+        }
+    }
+
+    /// `user.erased`, to the other participant of each of the erased user's threads.
+    func erasureEvents(_ erasure: ErasureRecord) -> [(userID: String, payload: String)] {
+        chat.threads(of: erasure.userID).compactMap { thread in
+            guard let side = thread.side(of: erasure.userID) else { return nil }
+            return (thread.userID(side.other), UserErasedEvent(threadId: thread.id, userId: erasure.userID).jsonText)
+        }
+    }
+}

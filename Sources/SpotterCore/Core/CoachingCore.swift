@@ -75,6 +75,7 @@ public struct CoachingCore {
             case .tierSet(let clientID, let tier): return tierSet(clientID: clientID, tier: tier, context)
             case .record(let userID, let change): return try record(change, by: userID, context)
             case .changeMessage(let request): return try changeMessage(request, context)
+            case .eraseUser(let userID): return eraseUser(userID, context)
             }
         } catch {
             return .refuse(error)
@@ -232,6 +233,12 @@ public struct CoachingCore {
             case .here: chat.committed(record)
             case .elsewhere: chat.apply(record)
             }
+            if let erasure = record.content.erasure {
+                // On no thread: every thread of the erased user.
+                applyErasure(erasure)
+                for (userID, payload) in erasureEvents(erasure) { applied.logged.append((userID, record.pos, payload)) }
+                continue
+            }
             guard let thread = chat.thread(no: record.threadNo) else { continue }
             var messageJSON: String?
             var made: (body: SessionRecordBody, sessionJSON: String)?
@@ -256,7 +263,7 @@ public struct CoachingCore {
                 forgetCounts(of: thread.clientID, ever: false)
             case .link:
                 if !thread.active { applied.endedLinks.append(thread.no) }
-            case .receipt, .ratingPrompt, .change, .unknown:
+            case .receipt, .ratingPrompt, .change, .erasure, .unknown:  // an erasure is applied above
                 break
             }
             for (userID, payload) in events(for: record, messageJSON: messageJSON, made: origin == .here ? made : nil, context) {
@@ -281,6 +288,7 @@ public struct CoachingCore {
 
     private func events(for record: ChatRecord, messageJSON: String?, made: (body: SessionRecordBody, sessionJSON: String)?,
                         _ context: CoreContext) -> [(userID: String, payload: String)] {
+        if let erasure = record.content.erasure { return erasureEvents(erasure) }
         guard case .session = record.content else { return chat.events(for: record, messageJSON: messageJSON) }
         guard let thread = chat.thread(no: record.threadNo), let stored = made?.body ?? SessionRecordBody(record) else { return [] }
         let sessionJSON = made?.sessionJSON ?? stored.session.jsonText
@@ -334,7 +342,7 @@ public struct CoachingCore {
         let threadsAlone = failed.allSatisfy { record in
             switch record.content {
             case .message, .receipt, .ratingPrompt, .change: true
-            case .link, .session, .tier, .coaching, .unknown: false
+            case .link, .session, .tier, .coaching, .erasure, .unknown: false
             }
         }
         if !clustered || !threadsAlone {

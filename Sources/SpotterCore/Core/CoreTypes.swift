@@ -93,6 +93,8 @@ public enum CoreCommand {
     case record(userID: String, RecordChange)
     /// `message.edit` / `message.delete`, or an admin's deletion.
     case changeMessage(MessageChangeRequest)
+    /// A user's account was erased (`DELETE /v1/me`, an admin's): their words leave the log.
+    case eraseUser(userID: String)
 }
 
 /// `message.edit` or `message.delete` after its fields were validated.

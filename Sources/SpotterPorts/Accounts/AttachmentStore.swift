@@ -132,6 +132,40 @@ public final class AttachmentStore: Sendable {
         }
     }
 
+    // MARK: - The purge
+
+    /// Removes every kept file that no thread's `attachment` row and no user's avatar names any longer (a deleted
+    /// message's, an erased account's), and returns how many. A file modified less than `graceSeconds` ago stays:
+    /// an upload renames its file into place a moment before its row is committed (in this process or another of a
+    /// cluster sharing the folder).
+    public func removeUnnamedFiles(graceSeconds: Int64 = 2) throws -> Int {
+        guard let directory = opendir(directory) else {
+            if errno == ENOENT { return 0 }
+            throw AttachmentStoreError.io("opendir", errno)
+        }
+        let now = Int64(time(nil))
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if Self.isDigest(name) { names.append(name) }
+        }
+        closedir(directory)
+        guard !names.isEmpty else { return 0 }
+        let named: Set<String> = try engine.read { db in
+            var ids = Set<String>(try db.fetchValues("SELECT DISTINCT id FROM attachment"))
+            ids.formUnion(try db.fetchValues(#"SELECT avatar FROM "user" WHERE avatar IS NOT NULL"#) as [String])
+            return ids
+        }
+        var removed = 0
+        for name in names where !named.contains(name) {
+            let path = self.directory + "/" + name
+            var info = stat()
+            guard stat(path, &info) == 0, now - Int64(info.st_mtim.tv_sec) >= graceSeconds else { continue }
+            if unlink(path) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
     // MARK: - Files
 
     private static func makeDirectory(_ path: String) throws {

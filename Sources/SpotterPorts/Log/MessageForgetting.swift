@@ -13,6 +13,7 @@ import SpotterCore
 public enum MessageForgetting {
     /// Runs after `record` was inserted (its `pos` set). Records of other kinds change nothing.
     public static func apply(_ db: any SQLDatabase, _ record: ChatRecord) throws {
+        if let erasure = record.content.erasure { return try erase(db, erasure, at: record.at) }
         guard let change = record.content.change else { return }
         guard let row = try db.fetchOne("""
             SELECT pos, a, b, ref, body FROM log WHERE threadNo = ? AND seq = ? AND \(LogSQL.isMessage)
@@ -46,6 +47,33 @@ public enum MessageForgetting {
             if stillNamed == 0 {
                 try db.execute("DELETE FROM attachment WHERE id = ? AND threadId = ?", [id, threadID])
             }
+        }
+    }
+
+    /// An erased account, in every thread of theirs: their messages become tombstones (a service's system messages
+    /// on their side stay: not their words), their edits' texts are forgotten, a client's coaching record is
+    /// emptied (it is theirs: weights, photos, measurements), the files they uploaded leave the threads, and the
+    /// threads' pushes are taken back. Sessions keep their records (times the other side keeps).
+    static func erase(_ db: any SQLDatabase, _ erasure: ErasureRecord, at: Int64) throws {
+        let user = erasure.userID
+        guard !user.isEmpty else { return }
+        let threads = try db.fetchAll("SELECT no, id, coachId FROM thread WHERE coachId = ? OR clientId = ?", [user, user])
+        let tombstone = ChatRecord.Columns.messageFlags(attachments: false, editedAt: nil, deletedAt: at)
+        for thread in threads {
+            let no: Int64 = thread["no"]
+            let threadID: String = thread["id"]
+            let coachID: String = thread["coachId"]
+            let side = coachID == user ? Side.coach : Side.client
+            try db.execute("""
+                UPDATE log SET b = ?, body = ''
+                WHERE threadNo = ? AND side = ? AND \(LogSQL.isPersonsMessage) AND \(LogSQL.isStanding)
+                """, [tombstone, no, side.rawValue])
+            try db.execute("UPDATE log SET body = NULL WHERE threadNo = ? AND side = ? AND \(LogSQL.isChange)", [no, side.rawValue])
+            if side == .client {
+                try db.execute("UPDATE log SET body = '{}' WHERE threadNo = ? AND \(LogSQL.isCoachingRecord)", [no])
+            }
+            try db.execute("DELETE FROM pushOutbox WHERE threadId = ?", [threadID])
+            try db.execute("DELETE FROM attachment WHERE threadId = ? AND uploaderId = ?", [threadID, user])
         }
     }
 }

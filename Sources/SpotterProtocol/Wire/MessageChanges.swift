@@ -92,3 +92,23 @@ public struct MessageDeletedEvent: Codable, Sendable, Equatable {
         case deletedAt = "deleted_at"
     }
 }
+
+/// `user.erased` (logged; to the other participant of each thread): the peer's account was erased. Their messages
+/// read as tombstones (`deleted_at`), their name is gone (the thread's `peer_name` is absent); the thread, its seqs
+/// and your own messages stay.
+public struct UserErasedEvent: Codable, Sendable, Equatable {
+    public var type = "user.erased"
+    public var threadId: String
+    public var userId: String
+    public init(threadId: String, userId: String) {
+        self.threadId = threadId
+        self.userId = userId
+    }
+    enum CodingKeys: String, CodingKey {
+        case type
+        case threadId = "thread_id"
+        case userId = "user_id"
+    }
+
+    public var jsonText: String { JSONText.encoder.encodeToString(self) }
+}

@@ -186,6 +186,10 @@ final class API {
         Endpoint("POST", "threads/*/system-messages", auth: false) {
             try $0.postSystemMessage($1.parameters[0], $1.request, $1.language, $1.respond)
         },
+        Endpoint("DELETE", "admin/threads/*/messages/*") {
+            try $0.adminDeleteMessage($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
+        },
+        Endpoint("POST", "admin/purge") { try $0.purgeNow($1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "admin/users/*/usage") { try $0.usage($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "admin/provision", provisioningOnly: true) { try $0.provision($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "dev/reset-limits", auth: false, developmentOnly: true) { api, call in api.resetLimits(call.respond) },

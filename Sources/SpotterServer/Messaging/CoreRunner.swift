@@ -288,7 +288,7 @@ extension CoreCommand {
     /// (the timers, an ended link's cancellations, a tier change already saved) are not refused here.
     var isRequest: Bool {
         switch self {
-        case .tick, .linkEnded, .tierSet: return false
+        case .tick, .linkEnded, .tierSet, .eraseUser: return false
         default: return true
         }
     }

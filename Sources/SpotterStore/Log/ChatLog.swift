@@ -59,7 +59,7 @@ public final class ChatLog: Sendable {
             positions.append(db.lastInsertedRowID)
         }
         // An edit or a delete rewrites its message in the same transaction.
-        for (index, record) in records.enumerated() where record.content.change != nil {
+        for (index, record) in records.enumerated() where record.content.change != nil || record.content.erasure != nil {
             var placed = record
             placed.pos = positions[index]
             try MessageForgetting.apply(GRDBSQLDatabase(db), placed)
@@ -212,7 +212,7 @@ public final class ChatLog: Sendable {
             let sessionRecords = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE \(LogSQL.isSession) ORDER BY pos").map(ChatLog.record)
             // The coaching record and the meal logs' times, each through its own partial index.
             let records = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE \(LogSQL.isCoachingRecord) ORDER BY pos").map(ChatLog.record)
-            let meals = try Row.fetchAll(db, sql: "SELECT threadNo, at FROM log WHERE \(LogSQL.isMealLog) ORDER BY threadNo, pos")
+            let meals = try Row.fetchAll(db, sql: "SELECT threadNo, at FROM log WHERE \(LogSQL.isMealLog) AND \(LogSQL.isStanding) ORDER BY threadNo, pos")
                 .map { (row: Row) -> (Int64, Int64) in (row[0], row[1]) }
             var loaded = LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
                                     resumeFloor: mark?["resumeFloor"] ?? 0, sessions: LoadedChat.sessions(from: sessionRecords),

@@ -46,6 +46,7 @@ public final class MemoryChatLog: ChatLogEngine {
                 positions.append(record.pos)
                 state.records.append(record)
                 if let change = record.content.change { state.rewrite(record, change) }
+                if let erasure = record.content.erasure { state.erase(erasure, at: record.at) }
             }
             return .success(positions)
         }
@@ -185,6 +186,27 @@ fileprivate extension MemoryChatLog.State {
             case .change(var older) where older.target == change.target:
                 older.change = older.change.forgotten
                 records[index].content = .change(older)
+            default:
+                break
+            }
+        }
+    }
+
+    /// What `MessageForgetting.erase` does in SQL.
+    mutating func erase(_ erasure: ErasureRecord, at: Int64) {
+        for index in records.indices {
+            guard let thread = threads[records[index].threadNo],
+                  let side: Side = thread.coachID == erasure.userID ? .coach : thread.clientID == erasure.userID ? .client : nil
+            else { continue }
+            switch records[index].content {
+            case .message(let message) where records[index].side == side && message.kind != .system && !message.isDeleted:
+                records[index].content = .message(message.applying(.delete(by: .erasure), at: at))
+            case .change(var change) where records[index].side == side:
+                change.change = change.change.forgotten
+                records[index].content = .change(change)
+            case .coaching(var coaching) where side == .client:
+                coaching.json = "{}"
+                records[index].content = .coaching(coaching)
             default:
                 break
             }
