@@ -131,6 +131,17 @@ struct WebhookEventsTests {
         #expect(goneData["deleted"] as? Bool == true && goneData["text"] == nil)
     }
 
+    @Test func anErasureMakesUserErasedWithTheUserIdOnly() throws {
+        let erasure = ChatRecord(pos: 60, threadNo: 0, side: .coach, seq: 0, at: Self.at, .erasure(ErasureRecord(userID: "U-9")))
+        #expect(!WebhookEvents.needsThread(erasure))
+        let event = try #require(WebhookEvents.events(for: erasure, thread: nil).first)
+        #expect(event.id == "evt_60_user.erased" && event.type == .userErased && event.seq == nil)
+        #expect(try Self.data(event) as NSDictionary == ["user_id": "U-9"] as NSDictionary)
+        // A record of a thread the consumer could not find makes nothing rather than an event without its ids.
+        let message = ChatRecord(pos: 61, threadNo: 3, side: .client, seq: 1, at: Self.at, .message(MessageRecord(clientMessageID: "m", body: "x")))
+        #expect(WebhookEvents.needsThread(message) && WebhookEvents.events(for: message, thread: nil).isEmpty)
+    }
+
     @Test func otherRecordsMakeNone() {
         let records: [ChatRecord.Content] = [
             .receipt(ReceiptRecord(delivered: 1, read: 1, readMoved: true)), .link(LinkChangeRecord(active: true)),

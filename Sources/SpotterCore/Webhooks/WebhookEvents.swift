@@ -56,8 +56,20 @@ public struct WebhookEvent: Sendable, Equatable {
 public enum WebhookEvents {
     public static func eventID(pos: Int64, _ type: WebhookEventType) -> String { "evt_\(pos)_\(type.rawValue)" }
 
-    /// The events `record` makes (none for most kinds: receipts, links, rating prompts, unknown rows).
-    public static func events(for record: ChatRecord, thread: WebhookThread) -> [WebhookEvent] {
+    /// Whether `record` is about a thread (all but an erasure, logged on no thread): its events need the thread.
+    public static func needsThread(_ record: ChatRecord) -> Bool {
+        if case .erasure = record.content { false } else { true }
+    }
+
+    /// The events `record` makes (none for most kinds: receipts, links, rating prompts, unknown rows). `thread`:
+    /// the record's thread; nil makes nothing but for a record on no thread (`needsThread` false).
+    public static func events(for record: ChatRecord, thread: WebhookThread?) -> [WebhookEvent] {
+        if case .erasure(let erasure) = record.content {
+            var data = JSONText()
+            data.field("user_id", erasure.userID)
+            return [event(.userErased, record, WebhookThread(id: "", coachID: "", clientID: ""), seq: nil, data: data.finish())]
+        }
+        guard let thread else { return [] }
         switch record.content {
         case .message(let message):
             return [event(.messageCreated, record, thread, seq: record.seq, data: messageData(record, message, thread))]
@@ -97,9 +109,7 @@ public enum WebhookEvents {
             data.field("seq", change.target)
             data.field("thread_id", thread.id)
             return [event(.messageDeleted, record, thread, seq: change.target, data: data.finish())]
-        // ── `user.erased` (issue 29, item 3) comes from the erase record, added on main in parallel: map it here
-        // once it exists, as `case .<erase record>: … .userErased` (data: `user_id` only).
-        case .receipt, .link, .ratingPrompt, .unknown:
+        case .receipt, .link, .ratingPrompt, .erasure, .unknown:
             return []
         }
     }

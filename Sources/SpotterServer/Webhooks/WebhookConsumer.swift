@@ -34,7 +34,7 @@ final class WebhookConsumer: LogConsumer {
     /// Whether a record can make an event (the rest are passed over without asking the loop).
     static func mayMakeEvents(_ record: ChatRecord) -> Bool {
         switch record.content {
-        case .message, .session, .tier, .coaching, .change: true
+        case .message, .session, .tier, .coaching, .change, .erasure: true
         default: false
         }
     }
@@ -48,10 +48,12 @@ final class WebhookConsumer: LogConsumer {
         let records = deliveries.map(\.record).filter { $0.pos > saved && Self.mayMakeEvents($0) }
         var events: [WebhookEvent] = []
         if !records.isEmpty {
-            let known = try threads(Set(records.map(\.threadNo)))
-            try waitForUnknownThreads(records, known)
+            let onThreads = records.filter(WebhookEvents.needsThread)
+            let known = onThreads.isEmpty ? [:] : try threads(Set(onThreads.map(\.threadNo)))
+            try waitForUnknownThreads(onThreads, known)
             for record in records {
-                guard let thread = known[record.threadNo] else { continue }
+                let thread = known[record.threadNo]
+                if thread == nil && WebhookEvents.needsThread(record) { continue }
                 events += WebhookEvents.events(for: record, thread: thread)
             }
         }
