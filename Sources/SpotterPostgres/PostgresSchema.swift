@@ -298,6 +298,7 @@ public enum PostgresSchema {
                 ord bigint NOT NULL,
                 threadId text NOT NULL,
                 seq bigint,
+                senderId text,
                 createdAt bigint NOT NULL,
                 payload text NOT NULL,
                 status text NOT NULL,
@@ -312,6 +313,7 @@ public enum PostgresSchema {
             CREATE INDEX webhookDelivery_order ON webhookDelivery (endpointId, ord) WHERE status = 'pending';
             CREATE INDEX webhookDelivery_dead ON webhookDelivery (endpointId, ord) WHERE status = 'dead';
             CREATE INDEX webhookDelivery_message ON webhookDelivery (threadId, seq);
+            CREATE INDEX webhookDelivery_sender ON webhookDelivery (senderId);
             CREATE TABLE webhookCursor (
                 name text PRIMARY KEY,
                 pos bigint NOT NULL

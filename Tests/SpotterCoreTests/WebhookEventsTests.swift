@@ -44,7 +44,7 @@ struct WebhookEventsTests {
         #expect(json["id"] as? String == event.id && json["type"] as? String == "message.created")
         #expect(json["created_at"] as? Int == Int(Self.at))
         let data = try Self.data(event)
-        #expect(data["text"] as? String == "مرحبا \"coach\"\n👋" && data["sender_id"] as? String == "C")
+        #expect(data["text"] as? String == "مرحبا \"coach\"\n👋" && data["sender_id"] as? String == "C" && event.senderID == "C")
         #expect(data["thread_id"] as? String == "T-1" && data["seq"] as? Int == 7 && data["coach_id"] as? String == "K")
         #expect(data["client_id"] as? String == "C" && data["client_message_id"] as? String == "m-1" && data["kind"] as? String == "text")
         // The same record handed over again makes the same bytes.
@@ -124,6 +124,11 @@ struct WebhookEventsTests {
         let edit = ChatRecord(pos: 51, threadNo: 1, side: .client, seq: 9, at: Self.at,
                               .change(MessageChangeRecord(target: 4, change: .edit(body: "secret edit", attached: false), wasLast: true)))
         #expect(Self.events(edit).isEmpty)
+        // Both make the outbox forget the message's text; an erasure, every message of the user.
+        #expect(WebhookEvents.forgetting(delete, thread: Self.thread) == .message(threadID: "T-1", seq: 4))
+        #expect(WebhookEvents.forgetting(edit, thread: Self.thread) == .message(threadID: "T-1", seq: 4))
+        #expect(WebhookEvents.forgetting(ChatRecord(pos: 52, threadNo: 0, side: .coach, seq: 0, at: Self.at,
+                                                    .erasure(ErasureRecord(userID: "C"))), thread: nil) == .sender(userID: "C"))
         // A message read back after it was deleted: its event goes, without the text.
         let gone = ChatRecord(pos: 3, threadNo: 1, side: .client, seq: 4, at: Self.at,
                               .message(MessageRecord(clientMessageID: "x", body: "", deletedAt: Self.at + 5)))

@@ -277,6 +277,30 @@ struct WebhookTests {
         #expect(!(log[0]["body"] as? String ?? "").contains("wrong photo"))
     }
 
+    @Test func aDeleteBlanksTheTextOfItsQueuedCreation() throws {
+        let chat = try Self.fixture()
+        defer { _ = chat.server.stop() }
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let hook = try Self.register(chat, receiver.url, ["message.created", "message.deleted"])
+        try receiver.configure(secrets: [hook.secret], status: 500)  // the creation waits, retried
+        let client = try chat.socket(chat.fixture.clientA.access)
+        try Self.send(client, chat.thread, "q1", "MARKER-taken-back")
+        try receiver.waitFor(10, "a first attempt") { !$0.isEmpty }
+        #expect(try client.command("message.delete", ["thread_id": chat.thread, "seq": 1])["ok"] as? Bool == true)
+        // The consumer blanks the queued creation when it reads the delete: no call from outside.
+        try waitUntil(10, "the creation blanked") {
+            let payloads = (try? chat.server.accounts.pendingWebhookPayloads(endpointID: hook.id)) ?? []
+            return payloads.count == 2 && !payloads[0].contains("MARKER")
+        }
+        try receiver.configure(secrets: [hook.secret], status: 200)
+        let delivered = try receiver.waitFor(10, "both") { $0.filter { $0["answered"] as? Int == 200 }.count >= 2 }
+            .filter { $0["answered"] as? Int == 200 }
+        #expect(delivered.map { $0["event_type"] as? String } == ["message.created", "message.deleted"])
+        #expect((Self.body(delivered[0])["data"] as? [String: Any])?["purged"] as? Bool == true)
+        #expect(!(delivered[0]["body"] as? String ?? "").contains("MARKER") && delivered.allSatisfy { $0["verified"] as? Bool == true })
+    }
+
     @Test func aPurgedMessageLeavesNoTextInTheOutbox() throws {
         let chat = try Self.fixture()
         defer { _ = chat.server.stop() }
@@ -295,11 +319,15 @@ struct WebhookTests {
         let blanked = try #require(try JSONSerialization.jsonObject(with: Data(payloads[0].utf8)) as? [String: Any])
         #expect(blanked["type"] as? String == "message.created" && (blanked["data"] as? [String: Any])?["purged"] as? Bool == true)
         #expect((blanked["data"] as? [String: Any])?["seq"] as? Int == 1)
+        // An erased sender: every message of theirs, in every thread; none of the other participant's.
+        #expect(try chat.server.accounts.forgetWebhookDeliveries(senderID: chat.fixture.coachX.id) == 0)
+        #expect(try chat.server.accounts.forgetWebhookDeliveries(senderID: chat.fixture.clientA.id) == 2)
+        #expect(try chat.server.accounts.pendingWebhookPayloads(endpointID: hook.id).allSatisfy { !$0.contains("MARKER") })
         // What goes out from then on carries no text either.
         try receiver.configure(secrets: [hook.secret], status: 200)
         let delivered = try receiver.waitFor(10, "both delivered") { $0.filter { $0["answered"] as? Int == 200 }.count >= 2 }
             .filter { $0["answered"] as? Int == 200 }
-        #expect(!(delivered[0]["body"] as? String ?? "").contains("MARKER") && delivered[0]["verified"] as? Bool == true)
+        #expect(delivered.allSatisfy { !($0["body"] as? String ?? "").contains("MARKER") && $0["verified"] as? Bool == true })
         // Delivered rows are gone; the whole thread then has nothing left to blank.
         try waitUntil(10, "the outbox empty") { (try? chat.server.accounts.pendingWebhookPayloads(endpointID: hook.id))?.isEmpty == true }
         #expect(try chat.server.accounts.forgetWebhookDeliveries(threadID: chat.thread, seq: nil) == 0)

@@ -45,6 +45,8 @@ public struct WebhookEvent: Sendable, Equatable {
     /// The thread and the message's seq, for a message event (what a purge finds the delivery by).
     public var threadID: String
     public var seq: Int64?
+    /// The message's sender, for `message.created` (what an erasure finds the delivery by).
+    public var senderID: String?
     /// The record's time (seconds): the payload's `created_at`.
     public var createdAt: Int64
     /// The whole body sent: `{"created_at":…,"data":{…},"id":…,"type":…}`.
@@ -55,6 +57,21 @@ public struct WebhookEvent: Sendable, Equatable {
 /// store. Names, emails and phone numbers never appear: people are named by id.
 public enum WebhookEvents {
     public static func eventID(pos: Int64, _ type: WebhookEventType) -> String { "evt_\(pos)_\(type.rawValue)" }
+
+    /// What a record makes the outbox forget: a message's text taken back (an edit or a delete: its thread and
+    /// seq), or every message of an erased user. Events queued before it still go, under their ids, without the text.
+    public enum Forgetting: Sendable, Equatable {
+        case message(threadID: String, seq: Int64)
+        case sender(userID: String)
+    }
+
+    public static func forgetting(_ record: ChatRecord, thread: WebhookThread?) -> Forgetting? {
+        switch record.content {
+        case .change(let change): thread.map { .message(threadID: $0.id, seq: change.target) }
+        case .erasure(let erasure): .sender(userID: erasure.userID)
+        default: nil
+        }
+    }
 
     /// Whether `record` is about a thread (all but an erasure, logged on no thread): its events need the thread.
     public static func needsThread(_ record: ChatRecord) -> Bool {
@@ -143,8 +160,9 @@ public enum WebhookEvents {
         json.field("data", json: data)
         json.field("id", id)
         json.field("type", type.rawValue)
-        return WebhookEvent(id: id, type: type, pos: record.pos, threadID: thread.id, seq: seq, createdAt: record.at,
-                            payload: json.finish())
+        let sender = type == .messageCreated ? thread.userID(record.side) : nil
+        return WebhookEvent(id: id, type: type, pos: record.pos, threadID: thread.id, seq: seq, senderID: sender,
+                            createdAt: record.at, payload: json.finish())
     }
 
     private static func messageData(_ record: ChatRecord, _ message: MessageRecord, _ thread: WebhookThread) -> String {

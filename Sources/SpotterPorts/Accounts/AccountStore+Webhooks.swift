@@ -100,11 +100,11 @@ extension AccountStore {
                         }
                         let full = pending[endpoint.id, default: 0] >= outboxLimit
                         try db.execute("""
-                            INSERT INTO webhookDelivery (endpointId, eventId, eventType, ord, threadId, seq, createdAt, payload, status,
-                                                         attempts, enqueuedAt, firstAttemptAt, notBefore, lastError, deadAt)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, ?, ?, ?)
+                            INSERT INTO webhookDelivery (endpointId, eventId, eventType, ord, threadId, seq, senderId, createdAt, payload,
+                                                         status, attempts, enqueuedAt, firstAttemptAt, notBefore, lastError, deadAt)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, ?, ?, ?)
                             ON CONFLICT (endpointId, eventId) DO NOTHING
-                            """, [endpoint.id, event.id, event.type.rawValue, ord, event.threadID, event.seq, event.createdAt,
+                            """, [endpoint.id, event.id, event.type.rawValue, ord, event.threadID, event.seq, event.senderID, event.createdAt,
                                   event.payload, full ? "dead" : "pending", now, now, full ? "outbox_full" : nil, full ? now : nil])
                         guard db.changes > 0 else { continue }
                         if full { result.overflowed += 1 } else { result.queued += 1; pending[endpoint.id, default: 0] += 1 }
@@ -197,29 +197,51 @@ extension AccountStore {
     @discardableResult
     public func forgetWebhookDeliveries(threadID: String, seq: Int64?) throws -> Int {
         try write { db in
-            let types = WebhookEventType.allCases.filter(\.isMessageEvent).map(\.rawValue)
-            var sql = "SELECT endpointId, eventId, eventType, seq, createdAt FROM webhookDelivery WHERE threadId = ? AND eventType IN (?, ?)"
-            var arguments: [any SQLBindable] = [threadID, types[0], types[1]]
+            var condition = "threadId = ?"
+            var arguments: [any SQLBindable] = [threadID]
             if let seq {
-                sql += " AND seq = ?"
+                condition += " AND seq = ?"
                 arguments.append(seq)
             }
-            let rows = try db.fetchAll(sql, arguments)
-            for row in rows {
-                var data = JSONText()
-                data.field("purged", true)
-                data.field("seq", row["seq"] as Int64?)
-                data.field("thread_id", threadID)
-                var json = JSONText()
-                json.field("created_at", row["createdAt"] as Int64)
-                json.field("data", json: data.finish())
-                json.field("id", row["eventId"] as String)
-                json.field("type", row["eventType"] as String)
-                try db.execute("UPDATE webhookDelivery SET payload = ? WHERE endpointId = ? AND eventId = ?",
-                               [json.finish(), row["endpointId"] as String, row["eventId"] as String])
-            }
-            return rows.count
+            return try Self.blank(db, condition, arguments)
         }
+    }
+
+    /// The same for every message of `senderID` (an erased account), in every thread.
+    @discardableResult
+    public func forgetWebhookDeliveries(senderID: String) throws -> Int {
+        try write { db in try Self.blank(db, "senderId = ?", [senderID]) }
+    }
+
+    /// What a record makes the outbox forget (`WebhookEvents.forgetting`).
+    @discardableResult
+    public func forgetWebhookDeliveries(_ forgetting: WebhookEvents.Forgetting) throws -> Int {
+        switch forgetting {
+        case .message(let threadID, let seq): try forgetWebhookDeliveries(threadID: threadID, seq: seq)
+        case .sender(let userID): try forgetWebhookDeliveries(senderID: userID)
+        }
+    }
+
+    private static func blank(_ db: any SQLDatabase, _ condition: String, _ arguments: [any SQLBindable]) throws -> Int {
+        let types = WebhookEventType.allCases.filter(\.isMessageEvent).map(\.rawValue)
+        let rows = try db.fetchAll("""
+            SELECT endpointId, eventId, eventType, threadId, seq, createdAt FROM webhookDelivery
+            WHERE \(condition) AND eventType IN (?, ?)
+            """, arguments + [types[0], types[1]])
+        for row in rows {
+            var data = JSONText()
+            data.field("purged", true)
+            data.field("seq", row["seq"] as Int64?)
+            data.field("thread_id", row["threadId"] as String)
+            var json = JSONText()
+            json.field("created_at", row["createdAt"] as Int64)
+            json.field("data", json: data.finish())
+            json.field("id", row["eventId"] as String)
+            json.field("type", row["eventType"] as String)
+            try db.execute("UPDATE webhookDelivery SET payload = ? WHERE endpointId = ? AND eventId = ?",
+                           [json.finish(), row["endpointId"] as String, row["eventId"] as String])
+        }
+        return rows.count
     }
 
     /// The payloads of an endpoint's pending deliveries, in order (what a purge must have blanked).

@@ -47,6 +47,7 @@ final class WebhookConsumer: LogConsumer {
         guard let newest = deliveries.last?.record.pos, newest > saved else { return }
         let records = deliveries.map(\.record).filter { $0.pos > saved && Self.mayMakeEvents($0) }
         var events: [WebhookEvent] = []
+        var forgetting: [WebhookEvents.Forgetting] = []
         if !records.isEmpty {
             let onThreads = records.filter(WebhookEvents.needsThread)
             let known = onThreads.isEmpty ? [:] : try threads(Set(onThreads.map(\.threadNo)))
@@ -55,8 +56,12 @@ final class WebhookConsumer: LogConsumer {
                 let thread = known[record.threadNo]
                 if thread == nil && WebhookEvents.needsThread(record) { continue }
                 events += WebhookEvents.events(for: record, thread: thread)
+                if let forget = WebhookEvents.forgetting(record, thread: thread) { forgetting.append(forget) }
             }
         }
+        // Text taken back (an edit, a delete, an erasure) leaves the deliveries queued before; again after a crash
+        // is harmless (blanking twice is blanking).
+        for forget in forgetting { try accounts.forgetWebhookDeliveries(forget) }
         let result = try accounts.enqueueWebhooks(events, cursor: name, handledThrough: newest, now: SystemClock.milliseconds,
                                                   outboxLimit: settings.outboxLimit)
         handled.withLock { $0 = newest }

@@ -197,7 +197,7 @@ enum AccountsSchema {
     /// event and endpoint subscribed, keyed by both; `ord` (position × 16 + the event's index in its record) orders
     /// an endpoint's deliveries; `status` pending (waiting, or being sent: nothing marks a send, so one in flight
     /// at a crash goes again) or dead (given up: the dead-letter list). A delivered row is deleted. `threadId` and
-    /// `seq` find a message's deliveries when it is purged. `webhookCursor`: the newest record whose deliveries are
+    /// `seq` find a message's deliveries when it is purged, `senderId` an erased sender's. `webhookCursor`: the newest record whose deliveries are
     /// here, written in the same transaction. Times are milliseconds, but `createdAt` (the event's, seconds).
     static let webhooks = """
         CREATE TABLE webhookEndpoint (
@@ -215,6 +215,7 @@ enum AccountsSchema {
             ord INTEGER NOT NULL,
             threadId TEXT NOT NULL,
             seq INTEGER,
+            senderId TEXT,
             createdAt INTEGER NOT NULL,
             payload TEXT NOT NULL,
             status TEXT NOT NULL,
@@ -229,6 +230,7 @@ enum AccountsSchema {
         CREATE INDEX webhookDelivery_order ON webhookDelivery(endpointId, ord) WHERE status = 'pending';
         CREATE INDEX webhookDelivery_dead ON webhookDelivery(endpointId, ord) WHERE status = 'dead';
         CREATE INDEX webhookDelivery_message ON webhookDelivery(threadId, seq);
+        CREATE INDEX webhookDelivery_sender ON webhookDelivery(senderId);
         CREATE TABLE webhookCursor (
             name TEXT PRIMARY KEY NOT NULL,
             pos INTEGER NOT NULL
