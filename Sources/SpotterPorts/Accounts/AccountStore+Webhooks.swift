@@ -139,23 +139,45 @@ extension AccountStore {
         }
     }
 
-    /// Writes back what became of a delivery: delivered (forgotten), again at `notBefore`, or dead-lettered.
-    public func finishWebhookDelivery(endpointID: String, eventID: String, _ outcome: WebhookDeliveryOutcome,
-                                      error: String?, firstAttemptAt: Int64, now: Int64) throws {
+    /// What became of one delivery attempt, to write back.
+    public struct WebhookAttempt: Sendable, Equatable {
+        public var endpointID: String
+        public var eventID: String
+        public var outcome: WebhookDeliveryOutcome
+        public var error: String?
+        /// When the delivery was first tried (ms): kept if it was tried before.
+        public var firstAttemptAt: Int64
+
+        public init(endpointID: String, eventID: String, outcome: WebhookDeliveryOutcome, error: String?, firstAttemptAt: Int64) {
+            self.endpointID = endpointID
+            self.eventID = eventID
+            self.outcome = outcome
+            self.error = error
+            self.firstAttemptAt = firstAttemptAt
+        }
+    }
+
+    /// Writes back what became of deliveries, in one transaction: delivered (forgotten), again at `notBefore`, or
+    /// dead-lettered at `now` (ms).
+    public func finishWebhookDeliveries(_ attempts: [WebhookAttempt], now: Int64) throws {
+        guard !attempts.isEmpty else { return }
         try write { db in
-            switch outcome {
-            case .delivered:
-                try db.execute("DELETE FROM webhookDelivery WHERE endpointId = ? AND eventId = ?", [endpointID, eventID])
-            case .again(let notBefore):
-                try db.execute("""
-                    UPDATE webhookDelivery SET attempts = attempts + 1, notBefore = ?, lastError = ?,
-                        firstAttemptAt = COALESCE(firstAttemptAt, ?) WHERE endpointId = ? AND eventId = ?
-                    """, [notBefore, error, firstAttemptAt, endpointID, eventID])
-            case .dead:
-                try db.execute("""
-                    UPDATE webhookDelivery SET status = 'dead', attempts = attempts + 1, lastError = ?, deadAt = ?,
-                        firstAttemptAt = COALESCE(firstAttemptAt, ?) WHERE endpointId = ? AND eventId = ?
-                    """, [error, now, firstAttemptAt, endpointID, eventID])
+            for attempt in attempts {
+                let (endpointID, eventID, error, first) = (attempt.endpointID, attempt.eventID, attempt.error, attempt.firstAttemptAt)
+                switch attempt.outcome {
+                case .delivered:
+                    try db.execute("DELETE FROM webhookDelivery WHERE endpointId = ? AND eventId = ?", [endpointID, eventID])
+                case .again(let notBefore):
+                    try db.execute("""
+                        UPDATE webhookDelivery SET attempts = attempts + 1, notBefore = ?, lastError = ?,
+                            firstAttemptAt = COALESCE(firstAttemptAt, ?) WHERE endpointId = ? AND eventId = ?
+                        """, [notBefore, error, first, endpointID, eventID])
+                case .dead:
+                    try db.execute("""
+                        UPDATE webhookDelivery SET status = 'dead', attempts = attempts + 1, lastError = ?, deadAt = ?,
+                            firstAttemptAt = COALESCE(firstAttemptAt, ?) WHERE endpointId = ? AND eventId = ?
+                        """, [error, now, first, endpointID, eventID])
+                }
             }
         }
     }

@@ -123,20 +123,25 @@ final class WebhookDispatcher: Sendable {
             return list
         }
         guard !taken.isEmpty else { return }
-        var done = 0
-        defer {
-            if done < taken.count { answers.withLock { $0.insert(contentsOf: taken[done...], at: 0) } }
-        }
+        let now = SystemClock.milliseconds
+        var attempts: [AccountStore.WebhookAttempt] = []
         for (delivery, answer, sentAt) in taken {
-            let now = SystemClock.milliseconds
-            let outcome = outcome(delivery, answer, sentAt: sentAt, now: now)
             let error: String? = switch answer {
             case .status(let status): (200..<300).contains(status) ? nil : "HTTP \(status)"
             case .failed(let why): String(why.prefix(200))
             }
-            try accounts.finishWebhookDelivery(endpointID: delivery.endpointID, eventID: delivery.eventID, outcome, error: error,
-                                               firstAttemptAt: delivery.firstAttemptAt ?? sentAt, now: now)
-            switch outcome {
+            attempts.append(AccountStore.WebhookAttempt(endpointID: delivery.endpointID, eventID: delivery.eventID,
+                                                        outcome: outcome(delivery, answer, sentAt: sentAt, now: now), error: error,
+                                                        firstAttemptAt: delivery.firstAttemptAt ?? sentAt))
+        }
+        do {
+            try accounts.finishWebhookDeliveries(attempts, now: now)
+        } catch {
+            answers.withLock { $0.insert(contentsOf: taken, at: 0) }  // the endpoints stay busy until it is written
+            throw error
+        }
+        for attempt in attempts {
+            switch attempt.outcome {
             case .delivered:
                 metrics.count("spotter_webhook_delivered_total", [])
             case .again:
@@ -146,11 +151,10 @@ final class WebhookDispatcher: Sendable {
                 metrics.count("spotter_webhook_failed_total", [])
                 metrics.count("spotter_webhook_dead_lettered_total", [("reason", "retry_window")])
                 logger.warning("webhook delivery dead-lettered", metadata: [
-                    "endpoint": "\(delivery.endpointID)", "event": "\(delivery.eventID)", "error": "\(error ?? "")"])
+                    "endpoint": "\(attempt.endpointID)", "event": "\(attempt.eventID)", "error": "\(attempt.error ?? "")"])
             }
-            busy.withLock { _ = $0.remove(delivery.endpointID) }
-            done += 1
         }
+        busy.withLock { endpoints in for attempt in attempts { endpoints.remove(attempt.endpointID) } }
     }
 
     private func outcome(_ delivery: WebhookDeliveryRow, _ answer: WebhookAnswer, sentAt: Int64, now: Int64) -> WebhookDeliveryOutcome {
