@@ -62,6 +62,7 @@ final class Connection {
             guard let self else { return }
             if self.isHTTP { self.phase = .closing }  // leaves the HTTP-phase count
             self.endUpload()
+            self.endStream()
             self.endpoint?.closed(on: self)
             self.endpoint = nil
             self.server.outbound.remove(self)
@@ -111,6 +112,9 @@ final class Connection {
     /// `requestTimeoutSeconds` of it (a slow head cannot hold the connection).
     var requestStartedAt: UInt64?
 
+    /// A response whose body is being streamed (`Connection+Streaming`), nil otherwise.
+    var streaming: (any ResponseStream)?
+
     /// An upload whose body is being streamed to disk (its head was admitted), nil otherwise.
     var upload: (request: HTTPRequest, sink: UploadSink, admission: UploadAdmission)?
 
@@ -141,7 +145,7 @@ final class Connection {
                 switch server.route(request, peer: tcp.peerAddress) {
                 case .receiveBody(let admission): receiveBody(request, admission)
                 case .respond(let response): answer(request, with: response)
-                case .deferred, .upgrade: refuse(HTTPError(400, "unexpected request body"), .english)
+                case .deferred, .upgrade, .stream: refuse(HTTPError(400, "unexpected request body"), .english)
                 }
                 return
             }
@@ -160,6 +164,9 @@ final class Connection {
                     self.answer(request, with: response)
                     self.resume()
                 }
+                return
+            case .stream(let body):
+                stream(request, body)
                 return
             case .upgrade(let endpoint):
                 do {

@@ -14,6 +14,12 @@ final class FakeLog {
             var record = record
             record.pos = Int64(records.count + 1)
             records.append(record)
+            // As the engines do in the append's transaction (`MessageForgetting`): the message as it now stands.
+            if let change = record.content.change,
+               let index = records.firstIndex(where: { $0.threadNo == record.threadNo && $0.seq == change.target && $0.kind == .message }),
+               let message = records[index].content.message {
+                records[index].content = .message(message.applying(change.change, at: record.at))
+            }
             return record
         }
     }
@@ -139,6 +145,10 @@ final class CoreHarness {
                     request.original = .read(record)
                     command = .send(request)
                 }
+                if case .original(let record) = result, case .changeMessage(var request) = command {
+                    request.target = .read(record)
+                    command = .changeMessage(request)
+                }
             case .commit(let commit):
                 let records = log.append(commit.records)
                 let applied = core.apply(records, origin: .here, context)
@@ -196,6 +206,14 @@ extension CoreCommand {
     static func text(_ sender: String, _ cmid: String, _ body: String = "hi", thread: String = "t1",
                      kind: MessageKind = .text) -> CoreCommand {
         .send(SendRequest(sender: sender, threadID: thread, clientMessageID: cmid, kind: kind, body: body))
+    }
+
+    static func edit(_ user: String, _ seq: Int64, _ text: String, thread: String = "t1") -> CoreCommand {
+        .changeMessage(MessageChangeRequest(actorID: user, threadID: thread, seq: seq, text: text))
+    }
+
+    static func delete(_ user: String, _ seq: Int64, thread: String = "t1", admin: Bool = false) -> CoreCommand {
+        .changeMessage(MessageChangeRequest(actorID: user, threadID: thread, seq: seq, text: nil, byAdmin: admin))
     }
 
     static func invite(_ coach: String = "k", thread: String = "t1", at start: Int64, minutes: Int = 15,

@@ -32,6 +32,20 @@ struct RecordColumnsTests {
         (.tier(TierRecord(tier: "smart_premium")), Columns(kind: 5, ref: "smart_premium")),
         (.coaching(CoachingChangeRecord(itemID: "g1", json: #"{"change":"goal.created"}"#)),
          Columns(kind: 6, ref: "g1", body: #"{"change":"goal.created"}"#)),
+        // A message edited (bit 1) or deleted (bit 2), with the time of the change from bit 8 up.
+        (.message(MessageRecord(clientMessageID: "e1", body: "fixed", editedAt: 1_800_000_000)),
+         Columns(kind: 0, a: 0, b: 2 | (1_800_000_000 << 8), ref: "e1", body: "fixed")),
+        (.message(MessageRecord(clientMessageID: "e2", body: #"{"text":"x"}"#, hasAttachments: true, editedAt: 5)),
+         Columns(kind: 0, a: 0, b: 1 | 2 | (5 << 8), ref: "e2", body: #"{"text":"x"}"#)),
+        (.message(MessageRecord(kind: .mealLog, clientMessageID: "d1", body: "", deletedAt: 1_800_000_001)),
+         Columns(kind: 0, a: 1, b: 4 | (1_800_000_001 << 8), ref: "d1", body: "")),
+        (.change(MessageChangeRecord(target: 3, change: .edit(body: "fixed", attached: false), wasLast: true)),
+         Columns(kind: 7, a: 3, b: 1, body: "fixed")),
+        (.change(MessageChangeRecord(target: 3, change: .edit(body: nil, attached: true), wasLast: false)),
+         Columns(kind: 7, a: 3, b: 4)),
+        (.change(MessageChangeRecord(target: 9, change: .delete(by: .admin), wasLast: false)), Columns(kind: 7, a: 9, b: 2 | (1 << 4))),
+        (.change(MessageChangeRecord(target: 9, change: .delete(by: .erasure), wasLast: true)), Columns(kind: 7, a: 9, b: 1 | 2 | (2 << 4))),
+        (.erasure(ErasureRecord(userID: "u1")), Columns(kind: 8, ref: "u1")),
     ]
 
     @Test func eachKindIsStoredInItsColumnsAndReadsBackTheSame() {
@@ -44,7 +58,7 @@ struct RecordColumnsTests {
         }
         // Every kind is covered above.
         let kinds = Set(Self.stored.compactMap { $0.0.kind?.rawValue })
-        #expect(kinds == Set((0...6) as ClosedRange<Int64>))
+        #expect(kinds == Set((0...8) as ClosedRange<Int64>))
     }
 
     @Test func aKindThisVersionDoesNotKnowIsKeptAsStored() {
@@ -57,9 +71,18 @@ struct RecordColumnsTests {
     }
 
     @Test func valuesARowShouldNotHoldReadAsDefinedFallbacks() {
-        // A message of an unknown message kind is a text; a flag other than 1 is not set; missing texts are empty.
-        #expect(ChatRecord.Content(columns: Columns(kind: 0, a: 9, b: 7, ref: nil, body: nil))
+        // A message of an unknown message kind is a text; bits of `b` it does not know are ignored; a deleted one
+        // has no attachments whatever its bit 0 says; missing texts are empty; a time past 2^54 is clamped.
+        #expect(ChatRecord.Content(columns: Columns(kind: 0, a: 9, b: 8 | 16 | 32, ref: nil, body: nil))
             == .message(MessageRecord(kind: .text, clientMessageID: "", body: "", hasAttachments: false)))
+        #expect(ChatRecord.Content(columns: Columns(kind: 0, a: 0, b: 7, ref: nil, body: nil))
+            == .message(MessageRecord(kind: .text, clientMessageID: "", body: "", hasAttachments: false, deletedAt: 0)))
+        #expect(ChatRecord.Columns.messageFlags(attachments: false, editedAt: .max, deletedAt: nil) == 2 | ((1 << 54) << 8))
+        #expect(ChatRecord.Columns.messageFlags(attachments: true, editedAt: nil, deletedAt: .min) == 4)
+        // A change's deleter it does not know reads as the sender; an erasure without its user names no one.
+        #expect(ChatRecord.Content(columns: Columns(kind: 7, a: 1, b: 2 | (3 << 4)))
+            == .change(MessageChangeRecord(target: 1, change: .delete(by: .sender), wasLast: false)))
+        #expect(ChatRecord.Content(columns: Columns(kind: 8)) == .erasure(ErasureRecord(userID: "")))
         // A receipt's ref other than "read": the read position did not move.
         #expect(ChatRecord.Content(columns: Columns(kind: 1, a: 4, b: 2, ref: "READ"))
             == .receipt(ReceiptRecord(delivered: 4, read: 2, readMoved: false)))

@@ -9,9 +9,11 @@ import SpotterCore
 struct StoredKindTests {
     @Test func theNumbersInTheLogNeverChange() {
         let kinds: [ChatRecord.Kind: Int64] = [.message: 0, .receipt: 1, .link: 2, .session: 3, .ratingPrompt: 4,
-                                               .tier: 5, .record: 6]
+                                               .tier: 5, .record: 6, .change: 7, .erasure: 8]
         for (kind, number) in kinds { #expect(kind.rawValue == number, "\(kind)") }
-        #expect(ChatRecord.Kind(rawValue: 7) == nil, "a new kind: add it above, with its number")
+        #expect(ChatRecord.Kind(rawValue: 9) == nil, "a new kind: add it above, with its number")
+        // A message's `b` flags and where the change time starts (`ChatRecord+Columns.swift`).
+        #expect([ChatRecord.Columns.withAttachments, ChatRecord.Columns.edited, ChatRecord.Columns.deleted, ChatRecord.Columns.changedAtShift] == [1, 2, 4, 8])
         #expect([MessageKind.text, .mealLog, .system].map(\.rawValue) == [0, 1, 2])
         #expect(MessageKind(rawValue: 3) == nil, "a new message kind: add it above, with its number")
         #expect(ChatRecord.Columns.systemMessage == 1)

@@ -31,6 +31,7 @@ struct AuthorizationMatrixTests {
             Case(method: "GET", path: { _ in "/v1/me/devices" }, allowed: authenticated, name: "own devices"),
             Case(method: "DELETE", path: { _ in "/v1/me/devices/no-such-device" }, allowed: authenticated, name: "remove a device"),
             Case(method: "GET", path: { _ in "/v1/me/notifications" }, allowed: authenticated, name: "notification settings"),
+            Case(method: "GET", path: { _ in "/v1/me/export" }, allowed: authenticated, name: "own export"),
             Case(method: "PUT", path: { _ in "/v1/me/notifications" }, body: ["reminders": true], allowed: authenticated,
                  name: "change notification settings"),
             Case(method: "PUT", path: { _ in "/v1/me/onboarding" }, body: ["gender": "female"], allowed: clients, name: "onboarding"),

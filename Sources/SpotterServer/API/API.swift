@@ -25,6 +25,8 @@ final class API {
     /// when): their access tokens are refused without a database read.
     /// Older entries are dropped, since every token they could refuse has expired.
     private(set) var revokedSessions: [String: Int64] = [:]
+    /// Users whose export is streaming (`API+Export`).
+    var exportsInFlight: Set<String> = []
 
     init(server: ServerParts, services: APIServices, revoked: [RevokedSession]) {
         self.server = server
@@ -209,6 +211,7 @@ final class API {
         let chosen = request.headers["Accept-Language"].map { Language(acceptLanguage: $0) }
         let language = chosen ?? .english
         if path == "/v1/ws" { return upgrade(request, language: chosen) }
+        if path == "/v1/me/export" { return exportRoute(request, language) }  // a streamed answer (`API+Export`)
 
         let parts = path.dropFirst(4).split(separator: "/", omittingEmptySubsequences: false)
         var allowed: [String] = []
