@@ -84,6 +84,18 @@ struct MessagePurgeTests {
         #expect(download.status == 404)
     }
 
+    /// What sets the purge consumer off: a record that rewrote words (an edit, a delete, an erasure), nothing else.
+    @Test func editsDeletesAndErasuresSetOffThePurgeAndNothingElse() {
+        func record(_ content: ChatRecord.Content, thread: Int64 = 1) -> ChatRecord {
+            ChatRecord(threadNo: thread, side: .client, seq: 1, at: 0, content)
+        }
+        #expect(PurgeConsumer.needsPurge(record(.change(MessageChangeRecord(target: 1, change: .delete(by: .sender), wasLast: false)))))
+        #expect(PurgeConsumer.needsPurge(record(.change(MessageChangeRecord(target: 1, change: .edit(body: "x", attached: false), wasLast: true)))))
+        #expect(PurgeConsumer.needsPurge(record(.erasure(ErasureRecord(userID: "u")), thread: 0)))
+        #expect(!PurgeConsumer.needsPurge(record(.message(MessageRecord(clientMessageID: "m", body: "hi")))))
+        #expect(!PurgeConsumer.needsPurge(record(.receipt(ReceiptRecord(delivered: 1, read: 1, readMoved: true)))))
+    }
+
     @Test func thePurgeConsumerPurgesByItselfWithinTheWindow() throws {
         let directory = NSTemporaryDirectory() + "spotter-purge-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }

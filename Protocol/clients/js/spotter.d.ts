@@ -78,6 +78,10 @@ export interface Message {
   created_at: number;
   session_id?: string;
   attachments?: { id: string; type: string; bytes: number }[];
+  /** When the sender last edited it. */
+  edited_at?: number;
+  /** A tombstone: the message was deleted (no text, meal or attachments). */
+  deleted_at?: number;
 }
 
 /** Events by `type`. Logged events carry a `cursor`; the client delivers each once, in order. */
@@ -109,6 +113,11 @@ export interface SpotterEvents {
   quota: { type: 'quota'; [key: string]: unknown };
   tier: { type: 'tier'; cursor: number; [key: string]: unknown };
   rating_prompt: { type: 'rating_prompt'; cursor: number; [key: string]: unknown };
+  'message.edited': { type: 'message.edited'; cursor: number; thread_id: string; seq: number; text: string;
+    attachments?: { id: string; type: string; bytes: number }[]; edited_at: number };
+  'message.deleted': { type: 'message.deleted'; cursor: number; thread_id: string; seq: number; by: 'sender' | 'admin' | 'erasure'; deleted_at: number };
+  /** The peer's account was erased: their messages read as tombstones, their name is gone. */
+  'user.erased': { type: 'user.erased'; cursor: number; thread_id: string; user_id: string };
   '*': { type: string; [key: string]: unknown };
 }
 
@@ -122,8 +131,10 @@ export interface SpotterCommands {
   typing: [{ thread_id: string }, {}];
   /** The app went to the background (or came back) on a socket it keeps: while all are, pushes reach its devices. */
   app_state: [{ state: 'background' | 'foreground' }, { state: 'background' | 'foreground' }];
-  /** The app went to the background (or came back) on a socket it keeps: while all are, pushes reach its devices. */
-  app_state: [{ state: 'background' | 'foreground' }, { state: 'background' | 'foreground' }];
+  /** The sender edits their text message (within the server's edit window): the reply is the message as it now is. */
+  'message.edit': [{ thread_id: string; seq: number; text: string }, Message];
+  /** The sender deletes their message (any time): the reply is its tombstone (`deleted_at`, no text). */
+  'message.delete': [{ thread_id: string; seq: number }, Message];
   'auth.refresh': [{ refresh_token: string }, { session: Record<string, unknown>; expires_at: number }];
   'session.invite': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];
   'session.request': [{ thread_id: string; start: number; duration_minutes: number; purpose: string }, Record<string, unknown>];

@@ -72,7 +72,7 @@ final class PurgeConsumer: LogConsumer {
 
     /// Whether a record leaves words to purge.
     static func needsPurge(_ record: ChatRecord) -> Bool {
-        record.content.change != nil
+        record.content.change != nil || record.content.erasure != nil
     }
 
     func deliver(_ deliveries: [LogDelivery]) throws {
