@@ -201,6 +201,42 @@ struct WebhookTests {
         #expect(try receiver.log().count == 1)
     }
 
+    /// Outside --development only https:// is taken, and delivered over TLS (libcurl verifying the receiver's
+    /// certificate against the CA it is told to trust; one it does not trust is a failure, retried).
+    @Test func httpsDeliveriesOutsideDevelopment() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-webhook-tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tls = try WebhookReceiver.TLSFiles.make(in: directory)
+        let trusted = try WebhookReceiver(tls: tls), untrusted = try WebhookReceiver(tls: try {
+            let other = directory + "/other"
+            try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+            return try WebhookReceiver.TLSFiles.make(in: other)
+        }())
+        defer { trusted.stop(); untrusted.stop() }
+        let chat = try ChatFixture { config in
+            config.development = false
+            config.webhooks.transport = CurlWebhookTransport(caFile: tls.cert)
+            config.webhooks.retryBaseMilliseconds = 50
+            config.webhooks.retryMaxMilliseconds = 200
+            config.webhooks.pollMilliseconds = 20
+            config.logConsumerTiming.pollMilliseconds = 20
+        }
+        defer { _ = chat.server.stop() }
+        let good = try Self.register(chat, trusted.url, ["message.created"])
+        let bad = try Self.register(chat, untrusted.url, ["message.created"])
+        try trusted.configure(secrets: [good.secret])
+        try untrusted.configure(secrets: [bad.secret])
+        let client = try chat.socket(chat.fixture.clientA.access)
+        try Self.send(client, chat.thread, "t1", "over TLS")
+        let log = try trusted.waitFor(10, "a delivery over TLS") { !$0.isEmpty }
+        #expect(log[0]["verified"] as? Bool == true && log[0]["answered"] as? Int == 200)
+        // The receiver whose certificate the server does not trust gets nothing through: no request reaches it.
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try untrusted.log().isEmpty)
+        #expect(try chat.server.accounts.pendingWebhookPayloads(endpointID: bad.id).count == 1)  // still waiting, retried
+    }
+
     @Test func outsidersAreRefusedOnEveryEndpoint() throws {
         let chat = try Self.fixture()
         defer { _ = chat.server.stop() }

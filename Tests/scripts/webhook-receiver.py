@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A webhook receiver for the tests (issue 29): 127.0.0.1 only, one per test, stopped when its stdin closes.
+"""A webhook receiver for the tests (issue 29), over HTTP or (--tls-cert, --tls-key) HTTPS: 127.0.0.1 only, one per test, stopped when its stdin closes.
 
 It checks every delivery's signature with the documented example (Protocol/examples/webhooks/verify.py: Python's
 hmac, nothing of the server's), and records what came. Prints {"port": N} once listening.
@@ -76,8 +76,15 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-seconds", type=float, default=600)
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM) and --tls-key")
+    parser.add_argument("--tls-key")
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if args.tls_cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(json.dumps({"port": server.server_address[1]}), flush=True)
