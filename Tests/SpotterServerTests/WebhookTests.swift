@@ -176,6 +176,43 @@ struct WebhookTests {
         #expect(none.json["replayed"] as? Int == 0)
     }
 
+    /// Past an endpoint's outbox bound new events go straight to its dead-letter list, to be replayed: none lost.
+    @Test func pastTheOutboxBoundEventsAreDeadLetteredNotLost() throws {
+        let chat = try ChatFixture { config in
+            config.development = true
+            config.webhooks.transport = CurlWebhookTransport()
+            config.webhooks.outboxLimit = 2
+            config.webhooks.retryBaseMilliseconds = 50
+            config.webhooks.retryMaxMilliseconds = 100
+            config.webhooks.pollMilliseconds = 20
+            config.logConsumerTiming.pollMilliseconds = 20
+        }
+        defer { _ = chat.server.stop() }
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let hook = try Self.register(chat, receiver.url, ["message.created"])
+        try receiver.configure(secrets: [hook.secret], status: 500)
+        let client = try chat.socket(chat.fixture.clientA.access)
+        for n in 1...4 { try Self.send(client, chat.thread, "o\(n)", "text \(n)") }
+        let admin = chat.fixture.admin.access
+        var dead: [[String: Any]] = []
+        try waitUntil(10, "two dead letters") {
+            dead = (try? chat.fixture.api.call("GET", "/v1/admin/webhooks/\(hook.id)/dead-letters", token: admin))?
+                .json["dead_letters"] as? [[String: Any]] ?? []
+            return dead.count == 2
+        }
+        #expect(dead.allSatisfy { $0["last_error"] as? String == "outbox_full" && $0["attempts"] as? Int == 0 })
+        #expect(try chat.server.accounts.pendingWebhookPayloads(endpointID: hook.id).count == 2)
+        #expect(try chat.server.metric(#"spotter_webhook_dead_lettered_total{reason="outbox_full"}"#) == 2)
+
+        try receiver.configure(secrets: [hook.secret], status: 200)
+        #expect(try chat.fixture.api.call("POST", "/v1/admin/webhooks/\(hook.id)/dead-letters/replay", [:], token: admin)
+            .json["replayed"] as? Int == 2)
+        let delivered = try receiver.waitFor(10, "all four") { $0.filter { $0["answered"] as? Int == 200 }.count >= 4 }
+            .filter { $0["answered"] as? Int == 200 }
+        #expect(delivered.map { (Self.body($0)["data"] as? [String: Any])?["client_message_id"] as? String } == ["o1", "o2", "o3", "o4"])
+    }
+
     @Test func aRotatedSecretSignsFromThenOnAndADeletedEndpointGetsNothing() throws {
         let chat = try Self.fixture()
         defer { _ = chat.server.stop() }
