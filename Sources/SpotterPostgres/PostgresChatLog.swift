@@ -191,6 +191,12 @@ public final class PostgresChatLog: ChatStore {
         }, completion: completion)
     }
 
+    /// Erases an account, logging the ended links (`ChatStore.eraseAccount`).
+    public func eraseAccount(userID: String, now: Int64,
+                             completion: @escaping @Sendable (Result<LinkOutcome<AccountStore.Erasure>, any Error>) -> Void) {
+        linkChange(now: now, { db in try AccountStore.erase(db, userID: userID, now: now) }, completion: completion)
+    }
+
     /// Runs a link change (the accounts' own SQL, which returns the threads whose link state changed) and
     /// appends a `link` record for each of those threads, in one transaction (as SQLite's `ChatLog.linkChange`).
     private func linkChange<Value: Sendable>(

@@ -331,6 +331,10 @@ public enum PostgresSchema {
                 PRIMARY KEY (keyId, idempotencyKey)
             );
             """),
+        // Erasing an account (issue 29), as SQLite's "v22-erasure": the user row stays as a tombstone.
+        Migration(name: "v11-erasure", sql: """
+            ALTER TABLE "user" ADD COLUMN erasedAt bigint;
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

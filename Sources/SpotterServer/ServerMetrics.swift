@@ -29,6 +29,8 @@ final class ServerMetrics: Sendable {
     let requestTimeouts: Counter
     /// Sessions revoked (sign-out, refresh-token reuse).
     let sessionsRevoked: Counter
+    /// Accounts erased (`DELETE /v1/me`, `DELETE /v1/admin/users/{id}`).
+    let accountsErased: Counter
     /// Sign-ups and sign-ins refused because the hashing queue was full.
     let hashQueueRejections: Counter
     /// Uploads refused from their head because `maxUploadBytesInFlight` was reached (503).
@@ -91,6 +93,7 @@ final class ServerMetrics: Sendable {
         httpConnectionsEvicted = Counter(label: "spotter_http_connections_evicted_total", factory: factory)
         requestTimeouts = Counter(label: "spotter_request_timeouts_total", factory: factory)
         sessionsRevoked = Counter(label: "spotter_sessions_revoked_total", factory: factory)
+        accountsErased = Counter(label: "spotter_accounts_erased_total", factory: factory)
         hashQueueRejections = Counter(label: "spotter_hash_queue_rejections_total", factory: factory)
         uploadsRefusedBusy = Counter(label: "spotter_uploads_refused_busy_total", factory: factory)
         accountBackpressureDisconnects = Counter(label: "spotter_account_backpressure_disconnects_total", factory: factory)

@@ -78,12 +78,20 @@ public final class Store: Sendable {
 
     /// Copies every committed page from the WAL into the database file and truncates the WAL to nothing, so no
     /// old page image (a deleted message's words) is left in either file; false when readers kept it from finishing
-    /// (the next purge tries again). Blocking: holds the writer while it waits for readers (at most its busy timeout).
-    public func truncateWAL(attempts: Int = 3) -> Bool {
-        guard path != nil else { return true }  // in memory: no file
-        for _ in 0..<max(1, attempts) {
+    /// (the next purge tries again). Blocking. It runs on a connection of its own with a short busy timeout, tried a
+    /// few times with pauses between: while a TRUNCATE checkpoint waits for readers it holds the write lock, so the
+    /// store's writer waits at most that timeout per attempt, never the pool's five seconds.
+    public func truncateWAL(attempts: Int = 10, busyMilliseconds: Int = 200) -> Bool {
+        guard let path else { return true }  // in memory: no file
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(Double(busyMilliseconds) / 1000)
+        configuration.label = "spotter.purge"
+        guard let connection = try? DatabaseQueue(path: path, configuration: configuration) else { return false }
+        defer { try? connection.close() }
+        for attempt in 0..<max(1, attempts) {
+            if attempt > 0 { usleep(100_000) }
             // SQLITE_BUSY (a reader past the busy timeout) throws: tried again.
-            let done = (try? writer.writeWithoutTransaction { db -> Bool in
+            let done = (try? connection.writeWithoutTransaction { db -> Bool in
                 let result = try db.checkpoint(.truncate)
                 return result.walFrameCount == result.checkpointedFrameCount
             }) ?? false
@@ -221,6 +229,11 @@ public final class Store: Sendable {
         migrator.registerMigration("v20-webhooks") { db in try db.execute(sql: AccountsSchema.webhooks) }
         // Tier changes from billing (issue 29): see `AccountsSchema.serviceTier`.
         migrator.registerMigration("v21-service-tier") { db in try db.execute(sql: AccountsSchema.serviceTier) }
+        // Erasing an account (issue 29): the user row stays as a tombstone (id, role, when) so that threads and
+        // sessions naming the id still resolve; see `AccountStore.erase`.
+        migrator.registerMigration("v22-erasure") { db in
+            try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN erasedAt INTEGER"#)
+        }
         return migrator
     }()
 }

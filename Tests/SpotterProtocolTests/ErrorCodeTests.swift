@@ -37,7 +37,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 68 + 3 + 5)  // + edit and delete (issue 29, on main), + webhooks and billing tiers
+        #expect(ErrorCode.allCases.count == 68 + 4 + 5)  // + edit, delete and erase (issue 29, on main), + webhooks and billing tiers
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

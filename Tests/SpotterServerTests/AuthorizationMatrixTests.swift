@@ -43,6 +43,7 @@ struct AuthorizationMatrixTests {
             Case(method: "GET", path: { _ in "/v1/coach/clients" }, allowed: [.coachX, .coachY], name: "coach's clients"),
             Case(method: "GET", path: { _ in "/v1/admin/coach-change-requests" }, allowed: [.admin], name: "list change requests"),
             Case(method: "GET", path: { _ in "/v1/admin/users" }, allowed: [.admin], name: "list users"),
+            Case(method: "DELETE", path: { _ in "/v1/admin/users/no-such-user" }, allowed: [.admin], name: "erase an account"),
             Case(method: "POST", path: { _ in "/v1/admin/coach-change-requests/no-such-request/approve" }, allowed: [.admin],
                  name: "approve change"),
             Case(method: "POST", path: { _ in "/v1/admin/coach-change-requests/no-such-request/reject" }, allowed: [.admin],

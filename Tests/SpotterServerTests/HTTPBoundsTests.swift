@@ -167,7 +167,7 @@ struct HTTPBoundsTests {
         defer { server.stop() }
         let api = APIClient(port: server.port)
         for (method, path, allow) in [
-            ("DELETE", "/v1/me", "GET, PUT"), ("GET", "/v1/auth/signin", "POST"), ("DELETE", "/v1/me/coach", "GET, POST"),
+            ("PATCH", "/v1/me", "GET, PUT, DELETE"), ("GET", "/v1/auth/signin", "POST"), ("DELETE", "/v1/me/coach", "GET, POST"),
             ("PUT", "/v1/clients/abc/profile", "GET"), ("GET", "/v1/admin/coach-change-requests/r1/approve", "POST"),
             ("POST", "/healthz", "GET"),
         ] {

@@ -104,12 +104,33 @@ final class SimLog {
                     var record = record
                     record.pos = Int64(records.count + 1)
                     records.append(record)
+                    if let change = record.content.change { rewrite(record, change) }
                     return record.pos
                 })
             }
             if case .failure = result { halted = true } else { written() }
             return { done(result) }
         })
+    }
+
+    /// What the engines do in the append's transaction (`MessageForgetting`): the message as the change leaves it,
+    /// an older change's text forgotten, an edit of a deleted message keeping no text.
+    private func rewrite(_ record: ChatRecord, _ change: MessageChangeRecord) {
+        for index in records.indices.dropLast() where records[index].threadNo == record.threadNo {
+            switch records[index].content {
+            case .message(let message) where records[index].seq == change.target:
+                if message.isDeleted, !change.isDelete {
+                    records[records.count - 1].content = .change(MessageChangeRecord(
+                        target: change.target, change: change.change.forgotten, wasLast: change.wasLast))
+                }
+                records[index].content = .message(message.applying(change.change, at: record.at))
+            case .change(var older) where older.target == change.target:
+                older.change = older.change.forgotten
+                records[index].content = .change(older)
+            default:
+                break
+            }
+        }
     }
 
     func resume() {

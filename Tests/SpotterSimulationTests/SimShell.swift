@@ -95,9 +95,16 @@ final class SimShell {
                 case .failure(let error):
                     reply?(.failure(error))
                 case .success(.original(let record)):
-                    guard case .send(var request) = command else { return }
-                    request.original = .read(record)
-                    run(.send(request), reply: reply)
+                    switch command {
+                    case .send(var request):
+                        request.original = .read(record)
+                        run(.send(request), reply: reply)
+                    case .changeMessage(var request):
+                        request.target = .read(record)
+                        run(.changeMessage(request), reply: reply)
+                    default:
+                        return
+                    }
                 case .success:
                     run(command, reply: reply)
                 }

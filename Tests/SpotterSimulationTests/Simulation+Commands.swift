@@ -18,6 +18,7 @@ extension Simulation {
         case 42..<52: receipt(user)
         case 52..<64: createSession(user)
         case 64..<86: actOnSession(user)
+        case 86..<92: changeMessage(user)
         default: changeRecord(user)
         }
     }
@@ -73,7 +74,8 @@ extension Simulation {
             return violation("acked durable", "\(sent.clientMessageID) acknowledged with \(ack.json)")
         }
         replied("\(sent.clientMessageID) seq \(reply.seq)", result)
-        if altered, ack.records.isEmpty {
+        // A message edited or deleted since is answered as it now stands (its first body is gone to compare with).
+        if altered, ack.records.isEmpty, !changedMessages.contains(sent.clientMessageID) {
             return violation("applied once", "\(sent.clientMessageID) with another body answered as the original (seq \(reply.seq))")
         }
         guard let thread = shell.core.chat.thread(id: sent.threadID),
@@ -86,6 +88,46 @@ extension Simulation {
             return violation("applied once", "\(sent.clientMessageID) acknowledged as seq \(first), then as seq \(reply.seq)")
         }
         sends[index].ackedSeq = reply.seq
+    }
+
+    /// `message.edit` or `message.delete` of one of the user's acknowledged messages (sometimes a seq that is no
+    /// message of theirs: refused, nothing changes). An acknowledged delete's message is a tombstone in the log from
+    /// then on (`checkChanges`); an acknowledged edit's text is the message's in the log when it is acknowledged,
+    /// unless it was deleted meanwhile.
+    private func changeMessage(_ user: String) {
+        let mine = sends.indices.filter { sends[$0].sender == user && sends[$0].ackedSeq != nil }.suffix(30)
+        let delete = random.percent(60)
+        guard let index = random.pick(Array(mine)), let seq = sends[index].ackedSeq else {
+            guard let thread = thread(of: user) else { return note("\(user) has no thread") }
+            let seq = random.within(0...thread.lastSeq + 1)
+            note("\(user) deletes seq \(seq) in \(thread.id), perhaps not theirs")
+            return shell.run(.changeMessage(MessageChangeRequest(actorID: user, threadID: thread.id, seq: seq, text: nil))) { [self] result in
+                replied("delete by \(user)", result)
+            }
+        }
+        let sent = sends[index]
+        counter += 1
+        let text = delete ? nil : "edit \(counter)"
+        note("\(user) \(delete ? "deletes" : "edits") \(sent.clientMessageID) (seq \(seq)) in \(sent.threadID)")
+        changedMessages.insert(sent.clientMessageID)
+        shell.run(.changeMessage(MessageChangeRequest(actorID: user, threadID: sent.threadID, seq: seq, text: text))) { [self] result in
+            replied("\(delete ? "delete" : "edit") \(sent.clientMessageID)", result)
+            guard case .success(let ack) = result, let thread = shell.core.chat.thread(id: sent.threadID) else { return }
+            // A later change of the same message, already in the log, decides what it reads now.
+            let position = ack.records.first?.pos ?? Int64(log.records.count)
+            let overtaken = log.records.dropFirst(Int(position)).contains {
+                $0.threadNo == thread.no && $0.content.change?.target == seq
+            }
+            guard let row = log.records.first(where: { $0.threadNo == thread.no && $0.kind == .message && $0.seq == seq })?.content.message else {
+                return violation("changes stick", "\(sent.clientMessageID) changed, no message seq \(seq) in the log")
+            }
+            if delete {
+                deletedMessages.insert(MessageKey(threadNo: thread.no, seq: seq))
+                if !row.isDeleted { violation("changes stick", "\(sent.clientMessageID) deleted (acked), not a tombstone in the log") }
+            } else if !row.isDeleted, row.body != text, !overtaken {
+                violation("changes stick", "\(sent.clientMessageID) edited to \(text ?? "") (acked), the log says \(row.body)")
+            }
+        }
     }
 
     private func receipt(_ user: String) {

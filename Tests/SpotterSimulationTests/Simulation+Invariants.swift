@@ -17,6 +17,9 @@ import SpotterProtocol
 ///   more of a client's messages than their tier allows;
 /// - **socket prefix**: what each device was sent is, in order, the log's records for its user after the cursor
 ///   it started from, none skipped, none twice, none not yet in the log; at the end, all of them;
+/// - **changes stick**: an acknowledged edit's text is its message's in the log when acknowledged (unless deleted
+///   meanwhile); an acknowledged delete's message is a tombstone in the log from then on, through every crash and
+///   recovery, and no edit record keeps text of a deleted message (`checkChanges`);
 /// - **views agree with the log** (`checkViews`): each thread's committed seq in the core is the log's newest, and
 ///   the seq it gives out next follows the log and what is in flight.
 extension Simulation {
@@ -35,12 +38,28 @@ extension Simulation {
         var recipients: [Int64: [String]] = [:]
     }
 
+    /// **changes stick**: every message whose delete was acknowledged is a tombstone in the log, and no change
+    /// record keeps the text of a deleted message.
+    func checkChanges() {
+        for record in log.records {
+            if let message = record.content.message, deletedMessages.contains(MessageKey(threadNo: record.threadNo, seq: record.seq)),
+               !message.isDeleted {
+                violation("changes stick", "t\(record.threadNo)#\(record.seq): its delete was acknowledged, the log holds it again")
+            }
+            if let change = record.content.change, case .edit(let body?, _) = change.change,
+               deletedMessages.contains(MessageKey(threadNo: record.threadNo, seq: change.target)) {
+                violation("changes stick", "t\(record.threadNo)#\(change.target) deleted, an edit record keeps \(body)")
+            }
+        }
+    }
+
     func checkAfterStep() {
         scanLog()
         checkSessions()
         if features.tiers, !shell.isRecovering { checkQuotas() }
         if options.checkViews { checkViews() }
         if options.checkReceipts, !shell.isRecovering { checkReceipts() }
+        if !deletedMessages.isEmpty { checkChanges() }
     }
 
     func checkAfterRestart() {
@@ -59,7 +78,7 @@ extension Simulation {
         for device in devices {
             guard let socket = device.socket else { continue }
             guard socket.delivery == .live else { return violation("socket prefix", "\(device.name) never went live") }
-            for record in log.records.dropFirst(Int(device.scanned)) where recipients(record).contains(device.userID) {
+            for record in log.records.dropFirst(Int(device.scanned)) where mustReach(record).contains(device.userID) {
                 return violation("socket prefix", "\(device.name) never got \(SimLog.describe(record))")
             }
         }
@@ -77,8 +96,23 @@ extension Simulation {
         }
     }
 
+    /// The record is in the log at its position as acknowledged; a message or a change record as a later change
+    /// rewrote it (`MessageRecord.applying`, an edit's text forgotten) counts as the same.
     private func isDurable(_ record: ChatRecord) -> Bool {
-        record.pos >= 1 && record.pos <= log.records.count && log.records[Int(record.pos) - 1] == record
+        guard record.pos >= 1 && record.pos <= log.records.count else { return false }
+        let stored = log.records[Int(record.pos) - 1]
+        if stored == record { return true }
+        var same = stored
+        switch (record.content, stored.content) {
+        case (.message(let acked), .message(let now)) where acked.clientMessageID == now.clientMessageID && acked.kind == now.kind
+            && (now.editedAt != nil || now.isDeleted):
+            same.content = record.content
+        case (.change(let acked), .change(let now)) where acked.change.forgotten == now.change && acked.target == now.target:
+            same.content = record.content
+        default:
+            return false
+        }
+        return same == record
     }
 
     // MARK: - Seqs and client_message_ids
@@ -193,9 +227,19 @@ extension Simulation {
 
     // MARK: - Sockets
 
-    /// Who a record's events go to (as the core words them; a thread the core has not learned yet is a link's).
+    /// Who must get a record's event: its recipients, but for an edit or a delete, whose event a later change of the
+    /// same message may make moot (an edit overtaken by a delete is not sent, live or in a replay).
+    func mustReach(_ record: ChatRecord) -> [String] {
+        record.kind == .change ? [] : recipients(record)
+    }
+
+    /// Who a record's events go to (as the core words them; a thread the core has not learned yet is a link's; an
+    /// edit or a delete: both participants, whether or not a later change made its event moot).
     func recipients(_ record: ChatRecord) -> [String] {
         if let known = checks.recipients[record.pos] { return known }
+        if record.kind == .change, let thread = shell.core.chat.thread(no: record.threadNo) {
+            return [thread.coachID, thread.clientID]
+        }
         guard shell.core.chat.thread(no: record.threadNo) != nil else {
             guard record.kind == .link, let stored = log.thread(no: record.threadNo) else { return [] }
             return [stored.coachID, stored.clientID]
@@ -215,7 +259,7 @@ extension Simulation {
         guard cursor <= log.records.count else {
             return violation("socket prefix", "\(device.name) got \(cursor), which is not in the log (\(log.records.count) records)")
         }
-        for record in log.records[Int(device.scanned)..<Int(cursor - 1)] where recipients(record).contains(device.userID) {
+        for record in log.records[Int(device.scanned)..<Int(cursor - 1)] where mustReach(record).contains(device.userID) {
             return violation("socket prefix", "\(device.name) got \(cursor) but never \(SimLog.describe(record))")
         }
         let record = log.records[Int(cursor) - 1]

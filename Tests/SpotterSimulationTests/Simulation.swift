@@ -138,6 +138,14 @@ final class Simulation {
     var counter = 0
     /// Every message an actor sent (retries pick from these).
     var sends: [SentMessage] = []
+    /// Messages an edit or a delete was asked for (by client_message_id).
+    var changedMessages: Set<String> = []
+    /// Messages whose delete was acknowledged: tombstones in the log for good.
+    var deletedMessages: Set<MessageKey> = []
+    struct MessageKey: Hashable {
+        let threadNo: Int64
+        let seq: Int64
+    }
     /// Acknowledged records (checked durable when acked, and again after every restart and at the end).
     var acked: [ChatRecord] = []
     /// Clients whose tier changed during the run (their month's cap is not checked).

@@ -210,6 +210,24 @@ test('a revoked session stops the client: no reconnect loop, pending commands fa
   });
 });
 
+test('an erased account stops the client at once (4004), without a reconnect', async () => {
+  await withServer([], async (server, open) => {
+    const { client } = await server.pair();
+    const side = open(client);
+    const closes = [];
+    let revoked = 0;
+    side.on('revoked', () => { revoked += 1; });
+    side.on('disconnect', (event) => closes.push(event.code));
+    await live(side);
+    const erased = await server.call('DELETE', '/v1/me', { password: 'secret1' }, client.access);
+    assert.equal(erased.status, 204);
+    await until(() => revoked === 1 && side.state === 'closed', 'the erasure');
+    await sleep(500);
+    assert.deepEqual(closes, [4004]);
+    assert.equal(revoked, 1);
+  });
+});
+
 test('a refused connect with a revoked token stops too (a browser sees only 1006)', async () => {
   await withServer([], async (server, open) => {
     const { client } = await server.pair();

@@ -64,6 +64,8 @@ export interface User {
   onboarding_completed: boolean;
   time_zone: string;
   avatar_url?: string;
+  /** Only on an erased account's tombstone (an admin's list): when it was erased, in Unix seconds. */
+  erased_at?: number;
 }
 
 export interface Message {
@@ -92,7 +94,8 @@ export interface SpotterEvents {
   disconnect: { type: 'disconnect'; code: number; reason: string };
   /** A connect reached no `hello` within `connectTimeoutMs`: it is abandoned and retried (a `disconnect` follows). */
   connect_timeout: { type: 'connect_timeout'; timeoutMs: number };
-  /** The session was revoked (4003, or a refused connect with `session_revoked`): sign in again. */
+  /** The session was revoked (4003, or a refused connect with `session_revoked`): sign in again. Also when the
+   * account was erased (4004): forget its data. */
   revoked: { type: 'revoked'; error?: SpotterError };
   /** The tokens could not be refreshed: sign in again. */
   signed_out: { type: 'signed_out'; error?: SpotterError };

@@ -3,7 +3,7 @@
 // It owns the live socket so an app does not have to get the subtle parts right:
 //   - connects to /v1/ws with the access token (query parameter: browsers cannot set headers) and `spotter.v1`;
 //   - reconnects with full jitter, or after the server's `retry_after_ms` when it restarts; 4003 (session revoked)
-//     stops it, 4001 (token lapsed) refreshes the tokens first; a connect that reaches no `hello` within
+//     or 4004 (account erased) stops it, 4001 (token lapsed) refreshes the tokens first; a connect that reaches no `hello` within
 //     `connectTimeoutMs` (10 s), or that fails with an `error` and no `close` (Node 20's WebSocket on a refused
 //     connect), is a failed attempt like any other and is retried with the same backoff;
 //   - resumes from the last processed cursor (`?cursor=`), drops events it has already delivered, and hands each
@@ -200,7 +200,7 @@ export class SpotterClient {
     for (const entry of this.outbox.values()) entry.inFlight = false;
     this.emit('disconnect', { type: 'disconnect', code, reason });
     if (!this.wanted) return this.setState('closed');
-    if (code === 4003) return this.stop('revoked');
+    if (code === 4003 || code === 4004) return this.stop('revoked');  // 4004: the account was erased
     if (timedOut) return this.retryLater();
     if (!this.greeted && code !== 1001) {
       // Refused before the hello (a browser shows a refused upgrade as 1006): ask over HTTP why.

@@ -331,8 +331,8 @@ public struct CoachingCore {
         countGenerations[clientID, default: 0] += 1
     }
 
-    /// A user's display name changed.
-    public mutating func setName(_ name: String, for userID: String) { chat.setName(name, for: userID) }
+    /// A user's display name changed (nil: the account was erased, and its peers see no name).
+    public mutating func setName(_ name: String?, for userID: String) { chat.setName(name, for: userID) }
 
     /// How to recover after a failed append: in a cluster the usual cause is a seq another process took first, so
     /// only the failed records' threads are set back from the store; alone (a full disk, a lost connection), or

@@ -19,10 +19,13 @@ public struct UserRecord: Sendable, Equatable {
     public var tier: String
     /// The SHA-256 (hex) of the user's avatar image, or nil.
     public var avatar: String?
+    /// When the account was erased (Unix seconds), or nil: an erased user's row is a tombstone (id, role, this),
+    /// kept so that the threads and sessions naming the id still resolve.
+    public var erasedAt: Int64?
 
     public init(id: String, role: String, fullName: String?, email: String?, phone: String?, passwordHash: String?,
                 language: String, onboardingCompleted: Bool, createdAt: Int64, timeZone: String = "UTC",
-                tier: String = "freemium", avatar: String? = nil) {
+                tier: String = "freemium", avatar: String? = nil, erasedAt: Int64? = nil) {
         self.id = id
         self.role = role
         self.fullName = fullName
@@ -35,13 +38,14 @@ public struct UserRecord: Sendable, Equatable {
         self.timeZone = timeZone
         self.tier = tier
         self.avatar = avatar
+        self.erasedAt = erasedAt
     }
 
     init(row: SQLRow) {
         self.init(id: row["id"], role: row["role"], fullName: row["fullName"], email: row["email"], phone: row["phone"],
                   passwordHash: row["passwordHash"], language: row["language"],
                   onboardingCompleted: row["onboardingCompleted"], createdAt: row["createdAt"], timeZone: row["timeZone"],
-                  tier: row["tier"], avatar: row["avatar"])
+                  tier: row["tier"], avatar: row["avatar"], erasedAt: row["erasedAt"])
     }
 }
 
@@ -53,6 +57,8 @@ public enum AccountStoreError: Error, Sendable, Equatable {
     /// A state conflict; the string is a stable reason such as "already_linked", "no_coach",
     /// "pending", "same_coach" or "not_pending".
     case conflict(String)
+    /// A coach's erasure while `count` clients are linked to them.
+    case coachHasClients(count: Int)
 }
 
 extension ClientProfileView {

@@ -24,7 +24,7 @@ public final class UserDirectory: Sendable {
     public static func load(_ engine: any AccountsEngine) throws -> UserDirectory {
         let rows = try engine.read { db in
             try db.fetchAll("""
-                SELECT id, role, fullName, email, phone, language, onboardingCompleted, createdAt, timeZone, tier, avatar FROM "user"
+                SELECT id, role, fullName, email, phone, language, onboardingCompleted, createdAt, timeZone, tier, avatar, erasedAt FROM "user"
                 """)
         }
         var byID: [String: UserRecord] = [:]
@@ -32,7 +32,7 @@ public final class UserDirectory: Sendable {
         for row in rows {
             byID[row[0]] = UserRecord(id: row[0], role: row[1], fullName: row[2], email: row[3], phone: row[4], passwordHash: nil,
                                       language: row[5], onboardingCompleted: row[6], createdAt: row[7], timeZone: row[8],
-                                      tier: row[9], avatar: row[10])
+                                      tier: row[9], avatar: row[10], erasedAt: row[11])
         }
         return UserDirectory(byID: byID)
     }

@@ -12,6 +12,10 @@ public protocol ChatStore: ChatLogEngine, ConsumableLog {
     /// gets a `link` record.
     func decideChange(requestID: String, approve: Bool, adminID: String, threadID: String, now: Int64,
                       completion: @escaping @Sendable (Result<LinkOutcome<ChangeRequestView>, any Error>) -> Void)
+    /// Erases an account's personal data (`AccountStore.erase`) and, in the same transaction, gives each thread whose
+    /// link ended (a client's with their coach) a `link` record. Throws `AccountStoreError` as `AccountStore.erase` does.
+    func eraseAccount(userID: String, now: Int64,
+                      completion: @escaping @Sendable (Result<LinkOutcome<AccountStore.Erasure>, any Error>) -> Void)
     /// Records when the user was last seen (unix seconds), in the background.
     func setLastSeen(userID: String, at: Int64)
     /// Blocking reads (never on the loop).

@@ -49,6 +49,10 @@ public struct APIError: Error, Sendable, Equatable {
             Self.append(#","upgrade_to":"#, to: &out)
             JSONText.appendString(upgrade, to: &out)
         }
+        if case .linkedClients(let count) = detail {
+            Self.append(#","linked_clients":"#, to: &out)
+            Self.append(String(count), to: &out)
+        }
         Self.append("}", to: &out)
         return out
     }
@@ -69,10 +73,14 @@ public enum ErrorDetail: Sendable, Equatable {
     case callLength(tier: String)
     /// Attachments are Smart Premium's.
     case attachments
+    /// A coach's erasure refused: `count` clients are linked to them (`coach_has_clients`).
+    case linkedClients(count: Int)
 
     /// The tier a refusal offers (nil at the top tier).
     public var upgradeTo: String? {
         switch self {
+        case .linkedClients:
+            return nil
         case .callLength(let tier):
             return tier == "freemium" ? "premium" : nil  // Premium and Smart Premium calls are as long
         case .attachments:
@@ -93,6 +101,8 @@ public enum ErrorDetail: Sendable, Equatable {
         switch self {
         case .attachments:
             return ErrorCode.planUpgradeRequired.message(language)
+        case .linkedClients(let count):
+            return ErrorDetail.linkedClientsMessage(count, ar)
         case .messageQuota(let tier):
             switch tier {
             case "freemium":
@@ -121,5 +131,22 @@ public enum ErrorDetail: Sendable, Equatable {
                     : "You have used your 4 video calls for this month. They renew on the first day of next month."
             }
         }
+    }
+}
+
+extension ErrorDetail {
+    /// "Hand your N clients to another coach or end the links first" (Arabic has its own words for one and two).
+    static func linkedClientsMessage(_ count: Int, _ arabic: Bool) -> String {
+        guard arabic else {
+            let clients = count == 1 ? "your client" : "your \(count) clients"
+            return "Hand \(clients) to another coach or end the links first, then delete the account."
+        }
+        let clients: String
+        switch count {
+        case 1: clients = "عميلك"
+        case 2: clients = "عميليك الاثنين"
+        default: clients = "عملاءك الـ\(count)"
+        }
+        return "انقل \(clients) إلى مدرب آخر أو أنهِ الارتباط أولًا، ثم احذف الحساب."
     }
 }

@@ -157,6 +157,10 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case editWindowClosed = "edit_window_closed"
     /// 409: an edit of a deleted message.
     case messageDeleted = "message_deleted"
+    // Issue 29 (erasing an account).
+    /// 409: a coach's erasure while clients are linked to them; `linked_clients` says how many. The clients must be
+    /// handed to another coach (an admin approves their change requests) before the coach's account can go.
+    case coachHasClients = "coach_has_clients"
 
     // Issue 29 (outbound webhooks, tier changes from billing).
     /// 400: a webhook URL that is not `https://` (outside `--development`), is over 2,048 bytes, holds a user part,
@@ -414,6 +418,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .messageDeleted:
             return (409, "This message was deleted.",
                     "حُذفت هذه الرسالة.")
+        case .coachHasClients:
+            return (409, "Clients are still linked to this coach. Hand them to another coach or end the links first, then delete the account.",
+                    "لا يزال عملاء مرتبطين بهذا المدرب. انقلهم إلى مدرب آخر أو أنهِ الارتباط بهم أولًا، ثم احذف الحساب.")
         }
     }
 }

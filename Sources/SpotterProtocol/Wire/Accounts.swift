@@ -113,9 +113,12 @@ public struct UserView: Codable, Sendable, Equatable {
     /// Where the avatar is read (`GET`, with a token), or nil without one. The path names the image's digest,
     /// so a new avatar has a new URL and an app may cache each for good.
     public var avatarURL: String?
+    /// When the account was erased (Unix seconds); absent for a live account. An erased account is a tombstone: its
+    /// id and role stay, its name, email and phone are gone.
+    public var erasedAt: Int64?
 
     public init(id: String, role: String, fullName: String?, email: String?, phone: String?, language: String,
-                onboardingCompleted: Bool, timeZone: String = "UTC", avatarURL: String? = nil) {
+                onboardingCompleted: Bool, timeZone: String = "UTC", avatarURL: String? = nil, erasedAt: Int64? = nil) {
         self.id = id
         self.role = role
         self.fullName = fullName
@@ -125,6 +128,7 @@ public struct UserView: Codable, Sendable, Equatable {
         self.onboardingCompleted = onboardingCompleted
         self.timeZone = timeZone
         self.avatarURL = avatarURL
+        self.erasedAt = erasedAt
     }
 
     /// The avatar path of user `id` whose image has digest `avatar`.
@@ -138,6 +142,7 @@ public struct UserView: Codable, Sendable, Equatable {
         case fullName = "full_name"
         case onboardingCompleted = "onboarding_completed"
         case timeZone = "time_zone"
+        case erasedAt = "erased_at"
     }
 }
 
@@ -243,6 +248,18 @@ public struct EmailVerifyRequest: Codable, Sendable, Equatable {
     public var code: String?
     public init(code: String?) { self.code = code }
     enum CodingKeys: String, CodingKey, CaseIterable { case code }
+}
+
+/// `DELETE /v1/me`: the account's password, or for an account without one (phone sign-in) a code asked for with
+/// `POST /v1/auth/otp/request` on the account's phone.
+public struct EraseAccountRequest: Codable, Sendable, Equatable {
+    public var password: String?
+    public var code: String?
+    public init(password: String? = nil, code: String? = nil) {
+        self.password = password
+        self.code = code
+    }
+    enum CodingKeys: String, CodingKey, CaseIterable { case password, code }
 }
 
 /// `PUT /v1/me/language`: `en` or `ar`.

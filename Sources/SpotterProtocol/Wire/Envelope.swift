@@ -73,6 +73,9 @@ public enum SpotterCloseCode {
     public static let tokenExpired: UInt16 = 4001
     /// The session was revoked (signed out elsewhere, or a refresh token was reused).
     public static let sessionRevoked: UInt16 = 4003
+    /// The account was erased (`DELETE /v1/me`, or an admin's `DELETE /v1/admin/users/{id}`): do not reconnect;
+    /// forget the account's local data.
+    public static let accountErased: UInt16 = 4004
 }
 
 /// A JSON string literal, or `null`.

@@ -88,6 +88,9 @@ extension EmailChangeRequest: KnownFields {
 extension EmailVerifyRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
+extension EraseAccountRequest: KnownFields {
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+}
 extension PasswordChangeRequest: KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }

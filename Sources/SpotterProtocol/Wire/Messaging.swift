@@ -193,6 +193,8 @@ public struct ThreadView: Codable, Sendable, Equatable {
     public var threadId: String
     public var peerId: String
     public var peerName: String?
+    /// The peer erased their account: `peer_name` is null and the app shows its own words for a deleted account.
+    public var peerErased: Bool
     public var peerOnline: Bool
     public var peerLastSeenAt: Int64?
     public var lastSeq: Int64
@@ -211,10 +213,11 @@ public struct ThreadView: Codable, Sendable, Equatable {
 
     public init(threadId: String, peerId: String, peerName: String?, peerOnline: Bool, peerLastSeenAt: Int64?, lastSeq: Int64,
                 lastMessageAt: Int64?, lastPreview: String?, lastSenderId: String?, readSeq: Int64, deliveredSeq: Int64,
-                peerReadSeq: Int64, peerDeliveredSeq: Int64, unread: Int64, active: Bool) {
+                peerReadSeq: Int64, peerDeliveredSeq: Int64, unread: Int64, active: Bool, peerErased: Bool = false) {
         self.threadId = threadId
         self.peerId = peerId
         self.peerName = peerName
+        self.peerErased = peerErased
         self.peerOnline = peerOnline
         self.peerLastSeenAt = peerLastSeenAt
         self.lastSeq = lastSeq
@@ -234,6 +237,7 @@ public struct ThreadView: Codable, Sendable, Equatable {
         case threadId = "thread_id"
         case peerId = "peer_id"
         case peerName = "peer_name"
+        case peerErased = "peer_erased"
         case peerOnline = "peer_online"
         case peerLastSeenAt = "peer_last_seen_at"
         case lastSeq = "last_seq"

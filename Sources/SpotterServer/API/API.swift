@@ -131,6 +131,7 @@ final class API {
         Endpoint("GET", "me") { $0.me($1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/language") { try $0.setLanguage($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me") { try $0.updateProfile($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("DELETE", "me") { try $0.eraseMe($1.request, peer: $1.peer, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/password") { try $0.changePassword($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "me/email") { try $0.startEmailChange($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "me/email/verify") { try $0.verifyEmailChange($1.request, $1.signedIn, $1.language, $1.respond) },
@@ -159,6 +160,7 @@ final class API {
         Endpoint("POST", "admin/coach-change-requests/*/reject") {
             try $0.decideChange(id: $1.parameters[0], approve: false, $1.signedIn, $1.language, $1.respond)
         },
+        Endpoint("DELETE", "admin/users/*") { try $0.eraseUser($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "admin/users/*/tier") { try $0.setTier($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "threads/*/attachments", uploadUpTo: AttachmentRules.maxBytes) {
             try $0.admitAttachment($1.parameters[0], $1.signedIn, $1.language)
@@ -329,6 +331,9 @@ final class API {
             throw APIError(.unauthorized)
         }
         guard revokedSessions[claims.sessionID] == nil else { throw APIError(.sessionRevoked) }
+        // An erased account's tokens, also where its sessions' revocations are not known (another process of a
+        // cluster learns the erasure from the log, not the revocations).
+        if services.accounts.directory?.user(id: claims.subject)?.erasedAt != nil { throw APIError(.sessionRevoked) }
         return (Actor(userID: claims.subject, role: claims.role), claims)
     }
 

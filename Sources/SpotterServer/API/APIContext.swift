@@ -82,7 +82,7 @@ extension UserRecord {
     var view: UserView {
         UserView(id: id, role: role, fullName: fullName, email: email, phone: phone, language: language,
                  onboardingCompleted: onboardingCompleted, timeZone: TimeZoneRules.shownName(timeZone),
-                 avatarURL: UserView.avatarURL(userID: id, avatar: avatar))
+                 avatarURL: UserView.avatarURL(userID: id, avatar: avatar), erasedAt: erasedAt)
     }
 }
 
@@ -142,6 +142,7 @@ extension AccountStoreError {
         case .emailTaken: return APIError(.emailTaken, field: "email")
         case .phoneTaken: return APIError(.conflict, field: "phone")
         case .notFound: return APIError(.notFound)
+        case .coachHasClients(let count): return APIError(.coachHasClients, detail: .linkedClients(count: count))
         case .conflict(let reason):
             switch reason {
             case "already_linked": return APIError(.coachAlreadyAssigned)

@@ -140,7 +140,7 @@ extension AppSocket {
                     lastPreview: thread.lastPreview, lastSenderId: thread.lastSide.map(thread.userID),
                     readSeq: thread.readSeq(side), deliveredSeq: thread.deliveredSeq(side),
                     peerReadSeq: thread.readSeq(side.other), peerDeliveredSeq: thread.deliveredSeq(side.other),
-                    unread: thread.unread(side), active: thread.active)
+                    unread: thread.unread(side), active: thread.active, peerErased: runner.isErased(peer))
             }
             let result = ThreadsResult(threads: views, totalUnread: state.totalUnread(userID), cursor: max(lastSentCursor, state.lastPos(of: userID)))
             send(Reply.ok(id: id, resultJSON: JSON.encode(result)))

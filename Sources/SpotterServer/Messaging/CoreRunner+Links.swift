@@ -55,6 +55,7 @@ extension CoreRunner {
         if let tier = record.content.tier, let thread = chat.thread(no: record.threadNo) {
             directory?.update(thread.clientID) { $0.tier = tier.tier }
         }
+        if let erasure = record.content.erasure { erasedElsewhere(erasure.userID, at: record.at) }
         return applied.logged.map { ($0.userID, $0.payload) }
     }
 

@@ -43,12 +43,12 @@ extension UserDirectory {
             var byID: [String: UserRecord] = [:]
             byID.reserveCapacity(count)
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT id, role, fullName, email, phone, language, onboardingCompleted, createdAt, timeZone, tier, avatar FROM "user"
+                SELECT id, role, fullName, email, phone, language, onboardingCompleted, createdAt, timeZone, tier, avatar, erasedAt FROM "user"
                 """)
             while let row = try rows.next() {
                 let user = UserRecord(id: row[0], role: row[1], fullName: row[2], email: row[3], phone: row[4],
                                       passwordHash: nil, language: row[5], onboardingCompleted: row[6], createdAt: row[7],
-                                      timeZone: row[8], tier: row[9], avatar: row[10])
+                                      timeZone: row[8], tier: row[9], avatar: row[10], erasedAt: row[11])
                 byID[user.id] = user
             }
             return byID

@@ -170,6 +170,12 @@ public final class ChatLog: Sendable {
         }, completion: completion)
     }
 
+    /// Erases an account, logging the ended links (`ChatStore.eraseAccount`).
+    public func eraseAccount(userID: String, now: Int64,
+                             completion: @escaping @Sendable (Result<LinkOutcome<AccountStore.Erasure>, any Error>) -> Void) {
+        linkChange(now: now, { db in try AccountStore.erase(GRDBSQLDatabase(db), userID: userID, now: now) }, completion: completion)
+    }
+
     /// Runs a link change (`change` makes links and threads and returns the threads whose link state changed)
     /// and appends a `link` record for each of those threads, in one transaction.
     func linkChange<Value: Sendable>(
