@@ -219,6 +219,31 @@ struct WebhookTests {
         #expect(!(log[0]["body"] as? String ?? "").contains("wrong photo"))
     }
 
+    /// An erased client: `user.erased` with the id alone, and the text of their messages still waiting blanked.
+    @Test func anErasureMakesUserErasedAndBlanksTheirWaitingMessages() throws {
+        let chat = try Self.fixture()
+        defer { _ = chat.server.stop() }
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let hook = try Self.register(chat, receiver.url, ["message.created", "user.erased"])
+        try receiver.configure(secrets: [hook.secret], status: 500)
+        let client = try chat.socket(chat.fixture.clientA.access)
+        try Self.send(client, chat.thread, "e1", "MARKER-medical-detail")
+        try receiver.waitFor(10, "a first attempt") { !$0.isEmpty }
+        let erased = try chat.fixture.api.call("DELETE", "/v1/admin/users/\(chat.fixture.clientA.id)", token: chat.fixture.admin.access)
+        #expect((200..<300).contains(erased.status), "\(erased.text)")
+        try waitUntil(10, "the message blanked, the erasure queued") {
+            let payloads = (try? chat.server.accounts.pendingWebhookPayloads(endpointID: hook.id)) ?? []
+            return payloads.count == 2 && !payloads.contains { $0.contains("MARKER") }
+        }
+        try receiver.configure(secrets: [hook.secret], status: 200)
+        let delivered = try receiver.waitFor(10, "both") { $0.filter { $0["answered"] as? Int == 200 }.count >= 2 }
+            .filter { $0["answered"] as? Int == 200 }
+        #expect(delivered.map { $0["event_type"] as? String } == ["message.created", "user.erased"])
+        #expect(Self.body(delivered[1])["data"] as? [String: String] == ["user_id": chat.fixture.clientA.id])
+        #expect(!delivered.contains { ($0["body"] as? String ?? "").contains("MARKER") || ($0["body"] as? String ?? "").contains("Amal") })
+    }
+
     @Test func aDeleteBlanksTheTextOfItsQueuedCreation() throws {
         let chat = try Self.fixture()
         defer { _ = chat.server.stop() }
