@@ -20,6 +20,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .pushNotConfigured: 404,  // issue 28: no VAPID key
     .invalidWebhookURL: 400, .invalidWebhookEvents: 400, .tooManyWebhooks: 409,  // issue 29: webhooks
     .apiKeyScopeMissing: 403, .idempotencyKeyReused: 422,  // issue 29: tier changes from billing
+    .messageNotChangeable: 409, .editWindowClosed: 409, .messageDeleted: 409, .coachHasClients: 409,  // issue 29: edits, deletes, erasure
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
