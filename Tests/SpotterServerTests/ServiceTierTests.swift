@@ -90,4 +90,21 @@ struct ServiceTierTests {
         #expect(try chat.fixture.api.call("DELETE", "/v1/admin/api-keys/\(billingID)", token: chat.fixture.admin.access).status == 204)
         #expect(try Self.put(chat, id, "freemium", key: billing, idempotency: "k5").status == 401)
     }
+
+    /// A claim whose process died before it answered holds the key for 30 s, then a retry takes it over.
+    @Test func anAbandonedClaimIsTakenOverByARetry() throws {
+        let chat = try ChatFixture()
+        defer { _ = chat.server.stop() }
+        let accounts = chat.server.accounts
+        let now: Int64 = 1_800_000_000
+        #expect(try accounts.claimServiceRequest(keyID: "k", idempotencyKey: "pay", requestHash: "h", now: now) == .claimed)
+        #expect(try accounts.claimServiceRequest(keyID: "k", idempotencyKey: "pay", requestHash: "h", now: now + 29) == .inProgress)
+        #expect(try accounts.claimServiceRequest(keyID: "k", idempotencyKey: "pay", requestHash: "other", now: now + 29) == .reused)
+        #expect(try accounts.claimServiceRequest(keyID: "k", idempotencyKey: "pay", requestHash: "h", now: now + 30) == .claimed)
+        #expect(try accounts.claimServiceRequest(keyID: "k", idempotencyKey: "pay", requestHash: "h", now: now + 31) == .inProgress)
+        try accounts.finishServiceRequest(keyID: "k", idempotencyKey: "pay", response: "{}")
+        #expect(try accounts.claimServiceRequest(keyID: "k", idempotencyKey: "pay", requestHash: "h", now: now + 999) == .done("{}"))
+        // Keys are per API key.
+        #expect(try accounts.claimServiceRequest(keyID: "k2", idempotencyKey: "pay", requestHash: "other", now: now) == .claimed)
+    }
 }

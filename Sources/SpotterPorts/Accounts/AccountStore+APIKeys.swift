@@ -71,13 +71,24 @@ extension AccountStore {
                 ON CONFLICT (keyId, idempotencyKey) DO NOTHING
                 """, [keyID, idempotencyKey, requestHash, now])
             if db.changes > 0 { return .claimed }
-            guard let row = try db.fetchOne("SELECT requestHash, response FROM serviceRequest WHERE keyId = ? AND idempotencyKey = ?",
-                                            [keyID, idempotencyKey]) else { return .inProgress }
+            guard let row = try db.fetchOne("""
+                SELECT requestHash, response, createdAt FROM serviceRequest WHERE keyId = ? AND idempotencyKey = ?
+                """, [keyID, idempotencyKey]) else { return .inProgress }
             guard row["requestHash"] as String == requestHash else { return .reused }
             let response: String = row["response"]
-            return response.isEmpty ? .inProgress : .done(response)
+            if !response.isEmpty { return .done(response) }
+            // Claimed and never answered for `abandonedAfterSeconds`: the process died in between (the change may or
+            // may not be logged). The retry takes the claim over and makes the change (again: the same tier).
+            let claimedAt: Int64 = row["createdAt"]
+            guard claimedAt <= now - Self.abandonedAfterSeconds else { return .inProgress }
+            try db.execute("UPDATE serviceRequest SET createdAt = ? WHERE keyId = ? AND idempotencyKey = ? AND response = ''",
+                           [now, keyID, idempotencyKey])
+            return .claimed
         }
     }
+
+    /// How long a claim without an answer holds a key before a retry may take it over.
+    public static let abandonedAfterSeconds: Int64 = 30
 
     public func finishServiceRequest(keyID: String, idempotencyKey: String, response: String) throws {
         try write { db in
