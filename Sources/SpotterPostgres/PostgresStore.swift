@@ -78,7 +78,7 @@ public final class PostgresStorage: ServerStorage {
 
     /// The tables whose rows a delete or an erasure rewrites or removes (`MessageForgetting`, the erasure).
     static let purgedTables = ["log", "thread", "attachment", "pushOutbox", "\"user\"", "clientProfile", "weightEntry",
-                               "otpChallenge", "rating", "emailChange", "device", "notificationPreference", "refreshToken",
+                               "otpChallenge", "rating", "emailChange", "device", "notificationPreference", "threadMute", "refreshToken",
                                "coachChangeRequest"]
 
     public func purgeDisk() throws -> DiskPurge {
