@@ -268,7 +268,7 @@ let package = Package(
         .testTarget(
             name: "SpotterServerTests",
             dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS",
-                           "SeededRandom"]
+                           "SeededRandom", "SpotterPush"]
         ),
     ]
 )

@@ -281,6 +281,56 @@ public enum PostgresSchema {
                 pos bigint NOT NULL
             );
             """),
+        // Outbound webhooks (issue 29), as SQLite's "v20-webhooks" (`AccountsSchema.webhooks`).
+        Migration(name: "v10-webhooks", sql: """
+            CREATE TABLE webhookEndpoint (
+                id text PRIMARY KEY,
+                url text NOT NULL,
+                events text NOT NULL,
+                secret text NOT NULL,
+                createdBy text NOT NULL,
+                createdAt bigint NOT NULL
+            );
+            CREATE TABLE webhookDelivery (
+                endpointId text NOT NULL,
+                eventId text NOT NULL,
+                eventType text NOT NULL,
+                ord bigint NOT NULL,
+                threadId text NOT NULL,
+                seq bigint,
+                senderId text,
+                createdAt bigint NOT NULL,
+                payload text NOT NULL,
+                status text NOT NULL,
+                attempts integer NOT NULL,
+                enqueuedAt bigint NOT NULL,
+                firstAttemptAt bigint,
+                notBefore bigint NOT NULL,
+                lastError text,
+                deadAt bigint,
+                PRIMARY KEY (endpointId, eventId)
+            );
+            CREATE INDEX webhookDelivery_order ON webhookDelivery (endpointId, ord) WHERE status = 'pending';
+            CREATE INDEX webhookDelivery_dead ON webhookDelivery (endpointId, ord) WHERE status = 'dead';
+            CREATE INDEX webhookDelivery_message ON webhookDelivery (threadId, seq);
+            CREATE INDEX webhookDelivery_sender ON webhookDelivery (senderId);
+            CREATE TABLE webhookCursor (
+                name text PRIMARY KEY,
+                pos bigint NOT NULL
+            );
+            """),
+        // Tier changes from billing (issue 29), as SQLite's "v21-service-tier" (`AccountsSchema.serviceTier`).
+        Migration(name: "v11-service-tier", sql: """
+            ALTER TABLE apiKey ADD COLUMN scopes text NOT NULL DEFAULT '';
+            CREATE TABLE serviceRequest (
+                keyId text NOT NULL,
+                idempotencyKey text NOT NULL,
+                requestHash text NOT NULL,
+                response text NOT NULL,
+                createdAt bigint NOT NULL,
+                PRIMARY KEY (keyId, idempotencyKey)
+            );
+            """),
         // Erasing an account (issue 29), as SQLite's "v22-erasure": the user row stays as a tombstone.
         Migration(name: "v11-erasure", sql: """
             ALTER TABLE "user" ADD COLUMN erasedAt bigint;

@@ -97,6 +97,14 @@ extension Server {
                                      facts: PushConsumer.askLoop(loop, LoopBound(runner, loop: loop)),
                                      enqueued: { [weak dispatcher] in dispatcher?.wake() }))
         }
+        if let transport = config.webhooks.transport {
+            let dispatcher = WebhookDispatcher(accounts: api.services.accounts, transport: transport, settings: config.webhooks,
+                                               metrics: metrics, logger: logger)
+            webhookDispatcher = dispatcher
+            list.append(WebhookConsumer(accounts: api.services.accounts, settings: config.webhooks, metrics: metrics,
+                                        threads: WebhookConsumer.askLoop(loop, LoopBound(runner, loop: loop)),
+                                        enqueued: { [weak dispatcher] in dispatcher?.wake() }))
+        }
         return list
     }
 
@@ -105,6 +113,10 @@ extension Server {
         if let pushDispatcher {
             pushDispatcher.setActive(self.runner.holdsTimers)
             pushDispatcher.start()
+        }
+        if let webhookDispatcher {
+            webhookDispatcher.setActive(self.runner.holdsTimers)
+            webhookDispatcher.start()
         }
         guard !list.isEmpty else { return }
         let runner = LogConsumerRunner(log: storage.chat, consumers: list, timing: config.logConsumerTiming,

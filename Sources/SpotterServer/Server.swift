@@ -40,6 +40,8 @@ public final class Server: @unchecked Sendable {
     var consumers: LogConsumerRunner?
     /// Sends the push outbox (when a push provider is configured).
     var pushDispatcher: PushDispatcher?
+    /// Sends the webhook outbox (when `config.webhooks.transport` is set).
+    var webhookDispatcher: WebhookDispatcher?
     /// Takes deleted words off the disk (`POST /v1/admin/purge`, and the purge consumer by `--purge-within`).
     let purger: Purger
     /// The purge as a log consumer: stopped before the consumers, so a wait for a purge's time ends at once.
@@ -221,6 +223,7 @@ public final class Server: @unchecked Sendable {
         purgeConsumer?.stop()
         if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
         if pushDispatcher?.stop() == false { logger.warning("the push dispatcher did not stop in time; its pushes go at the next start") }
+        if webhookDispatcher?.stop() == false { logger.warning("the webhook dispatcher did not stop in time; its deliveries go at the next start") }
         // Commit what is queued, and the views; acknowledgements to sockets already closed are dropped.
         runner.checkpointBeforeStop()
         runner.follower?.stop()
@@ -348,6 +351,7 @@ public final class Server: @unchecked Sendable {
                 runner.holdsTimers = held
                 consumers?.setActive(held)
                 pushDispatcher?.setActive(held)
+                webhookDispatcher?.setActive(held)
             })
         }
         timer.unref()

@@ -116,6 +116,8 @@ public struct ServerConfig: Sendable {
     /// Push notifications (issue 28): the providers (none: no pushes are decided) and how pushes are worded,
     /// coalesced, queued and retried.
     public var push = PushSettings()
+    /// Outbound webhooks (issue 29): what sends them, how long they are retried, the outbox's bound.
+    public var webhooks = WebhookSettings()
     /// Crash tests only (`SPOTTER_FAIL_POINT`): the moment at which the process kills itself (`FailPoint`).
     public var failPoints = FailPoints()
 

@@ -225,6 +225,10 @@ public final class Store: Sendable {
         migrator.registerMigration("v17-reminder-channels") { db in try db.execute(sql: AccountsSchema.reminderChannels) }
         // The push outbox (issue 28): see `AccountsSchema.pushOutbox`.
         migrator.registerMigration("v18-push-outbox") { db in try db.execute(sql: AccountsSchema.pushOutbox) }
+        // Outbound webhooks (issue 29): see `AccountsSchema.webhooks`.
+        migrator.registerMigration("v20-webhooks") { db in try db.execute(sql: AccountsSchema.webhooks) }
+        // Tier changes from billing (issue 29): see `AccountsSchema.serviceTier`.
+        migrator.registerMigration("v21-service-tier") { db in try db.execute(sql: AccountsSchema.serviceTier) }
         // Erasing an account (issue 29): the user row stays as a tombstone (id, role, when) so that threads and
         // sessions naming the id still resolve; see `AccountStore.erase`.
         migrator.registerMigration("v22-erasure") { db in

@@ -90,6 +90,7 @@ struct Serve: ParsableCommand {
 
     @OptionGroup var storage: StorageOptions
     @OptionGroup var push: PushOptions
+    @OptionGroup var webhooks: WebhookOptions
     @OptionGroup var forgetting: ForgettingOptions
 
     @Option(help: ArgumentHelp("""
@@ -393,6 +394,7 @@ struct Serve: ParsableCommand {
         var configured = config
         configured.tokenSecret = try TokenSecret.load(directory: config.dataDirectory)
         _ = try push.apply(to: &configured, logger: logger)
+        try webhooks.apply(to: &configured)
         try forgetting.apply(to: &configured)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()

@@ -20,6 +20,8 @@ let documentedStatus: [ErrorCode: Int] = [
     .pushNotConfigured: 404,  // issue 28: no VAPID key
     .messageNotChangeable: 409, .editWindowClosed: 409, .messageDeleted: 409,  // issue 29: edits and deletes
     .coachHasClients: 409,  // issue 29: a coach's erasure while clients are linked
+    .invalidWebhookURL: 400, .invalidWebhookEvents: 400, .tooManyWebhooks: 409,  // issue 29: webhooks
+    .apiKeyScopeMissing: 403, .idempotencyKeyReused: 422,  // issue 29: tier changes from billing
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -37,7 +39,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 72)
+        #expect(ErrorCode.allCases.count == 77)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

@@ -99,7 +99,7 @@ public final class TestServer: @unchecked Sendable {
     nonisolated(unsafe) private static var databaseByDirectory: [String: String] = [:]
 
     /// The PostgreSQL database of a data directory (a new one for none), made on first use.
-    static func postgresDatabase(for directory: String?) throws -> String {
+    public static func postgresDatabase(for directory: String?) throws -> String {
         let cluster = try PostgresCluster.shared()
         guard let directory else { return try cluster.makeDatabase() }
         databases.lock()

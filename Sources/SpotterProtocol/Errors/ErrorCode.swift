@@ -162,6 +162,19 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// handed to another coach (an admin approves their change requests) before the coach's account can go.
     case coachHasClients = "coach_has_clients"
 
+    // Issue 29 (outbound webhooks, tier changes from billing).
+    /// 400: a webhook URL that is not `https://` (outside `--development`), is over 2,048 bytes, holds a user part,
+    /// a fragment, spaces or control characters, or names no valid host or port.
+    case invalidWebhookURL = "invalid_webhook_url"
+    /// 400: webhook events with a name the server does not know, or one named twice.
+    case invalidWebhookEvents = "invalid_webhook_events"
+    /// 409: the server already has 50 webhook endpoints; delete one first.
+    case tooManyWebhooks = "too_many_webhooks"
+    /// 403: a valid API key without the scope this endpoint needs (`tier` for `PUT /v1/services/users/{id}/tier`).
+    case apiKeyScopeMissing = "api_key_scope_missing"
+    /// 422: an `Idempotency-Key` already used with a different request body.
+    case idempotencyKeyReused = "idempotency_key_reused"
+
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
 
@@ -381,6 +394,21 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .pushNotConfigured:
             return (404, "This server does not send browser notifications.",
                     "لا يرسل هذا الخادم إشعارات إلى المتصفح.")
+        case .invalidWebhookURL:
+            return (400, "The webhook URL must be an https:// address of at most 2,048 bytes, without a user name or fragment.",
+                    "يجب أن يكون عنوان الـ webhook عنوان https:// لا يتجاوز 2048 بايت، دون اسم مستخدم أو جزء بعد #.")
+        case .invalidWebhookEvents:
+            return (400, "Choose one or more known webhook events, each named once.",
+                    "اختر حدثًا معروفًا واحدًا أو أكثر للـ webhook، مع ذكر كل حدث مرة واحدة.")
+        case .tooManyWebhooks:
+            return (409, "This server already has 50 webhook endpoints. Delete one before adding another.",
+                    "لدى هذا الخادم 50 عنوان webhook بالفعل. احذف أحدها قبل إضافة آخر.")
+        case .apiKeyScopeMissing:
+            return (403, "This API key is not allowed to do this. Ask an admin for a key with the needed scope.",
+                    "مفتاح الـ API هذا غير مسموح له بهذا الإجراء. اطلب من المسؤول مفتاحًا بالصلاحية اللازمة.")
+        case .idempotencyKeyReused:
+            return (422, "This Idempotency-Key was already used for a different request. Use a new key for a new request.",
+                    "سبق استخدام مفتاح Idempotency-Key هذا لطلب مختلف. استخدم مفتاحًا جديدًا للطلب الجديد.")
         case .messageNotChangeable:
             return (409, "Only the person who sent a message can change it, and only a text message can be edited.",
                     "لا يغيّر الرسالة إلا من أرسلها، ولا يُعدَّل إلا النص.")

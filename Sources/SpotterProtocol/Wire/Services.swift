@@ -4,10 +4,16 @@ import FoundationEssentials
 // thread with an API key an admin made.
 
 /// `POST /v1/admin/api-keys`: a name for the key (1–100 characters), so admins know which service holds it.
+/// `scopes`: what the key may do besides posting system messages — `tier` (set clients' tiers, for billing); none
+/// by default.
 public struct APIKeyRequest: Codable, Sendable, Equatable {
     public var name: String?
-    public init(name: String?) { self.name = name }
-    enum CodingKeys: String, CodingKey, CaseIterable { case name }
+    public var scopes: [String]?
+    public init(name: String?, scopes: [String]? = nil) {
+        self.name = name
+        self.scopes = scopes
+    }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, scopes }
 }
 
 /// A key as admins see it; `key` only in the answer that made it (it is not stored, only its SHA-256).
@@ -18,7 +24,10 @@ public struct APIKeyView: Codable, Sendable, Equatable {
     public var createdBy: String
     public var createdAt: Int64
     public var revokedAt: Int64?
-    public init(id: String, name: String, key: String?, createdBy: String, createdAt: Int64, revokedAt: Int64?) {
+    public var scopes: [String]
+    public init(id: String, name: String, key: String?, createdBy: String, createdAt: Int64, revokedAt: Int64?,
+                scopes: [String] = []) {
+        self.scopes = scopes
         self.id = id
         self.name = name
         self.key = key
@@ -27,7 +36,7 @@ public struct APIKeyView: Codable, Sendable, Equatable {
         self.revokedAt = revokedAt
     }
     enum CodingKeys: String, CodingKey {
-        case id, name, key
+        case id, name, key, scopes
         case createdBy = "created_by"
         case createdAt = "created_at"
         case revokedAt = "revoked_at"

@@ -12,14 +12,19 @@ extension API {
 
     func createAPIKey(_ request: HTTPRequest, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
-        let name = try AccountRules.normalizeName(try JSON.decode(APIKeyRequest.self, from: request.body).name ?? "")
+        let body = try JSON.decode(APIKeyRequest.self, from: request.body)
+        let name = try AccountRules.normalizeName(body.name ?? "")
+        let scopes = body.scopes ?? []
+        guard Set(scopes).count == scopes.count, scopes.allSatisfy(API.knownScopes.contains) else {
+            throw APIError(.badRequest, field: "scopes")
+        }
         let key = API.apiKeyPrefix + SecureRandom.token()
         let (accounts, clock) = (services.accounts, services.clock)
         run(status: 201, language, respond) { () -> APIKeyView in
             let made = try accounts.createAPIKey(id: SecureRandom.uuid(), name: name, keyHash: Digest.sha256Hex(key),
-                                                 createdBy: actor.userID, now: clock.now)
+                                                 createdBy: actor.userID, now: clock.now, scopes: scopes)
             return APIKeyView(id: made.id, name: made.name, key: key, createdBy: made.createdBy, createdAt: made.createdAt,
-                              revokedAt: nil)
+                              revokedAt: nil, scopes: made.scopes)
         }
     }
 
@@ -28,7 +33,8 @@ extension API {
         let accounts = services.accounts
         run(language, respond) { () -> APIKeyList in
             APIKeyList(keys: try accounts.apiKeys().map {
-                APIKeyView(id: $0.id, name: $0.name, key: nil, createdBy: $0.createdBy, createdAt: $0.createdAt, revokedAt: $0.revokedAt)
+                APIKeyView(id: $0.id, name: $0.name, key: nil, createdBy: $0.createdBy, createdAt: $0.createdAt, revokedAt: $0.revokedAt,
+                           scopes: $0.scopes)
             })
         }
     }

@@ -13,6 +13,18 @@ extension API {
             throw APIError(.missingField, field: "tier")
         }
         guard let tier = Tier(rawValue: name) else { throw APIError(.badRequest, field: "tier") }
+        changeTier(userID, tier) { result in
+            switch result {
+            case .success(let usage): respond(.json(200, usage))
+            case .failure(let error): respond(.apiError(error, language))
+            }
+        }
+    }
+
+    /// A client's tier change, whoever asks (an admin, or billing through `PUT /v1/services/users/{id}/tier`): the
+    /// user's row, then the `tier` record on the client's current thread (replayed by `resume`) and the live quota
+    /// on their sockets; `completion` (on the loop) gets the usage once the record is committed.
+    func changeTier(_ userID: String, _ tier: Tier, _ completion: @escaping (Result<UsageView, APIError>) -> Void) {
         let accounts = services.accounts
         server.loop.runBlocking({
             blockingResult { () throws -> UserRecord in
@@ -27,13 +39,13 @@ extension API {
         }, then: { [self] (result: Result<UserRecord, APIError>) in
             switch result {
             case .success:
-                // Logged on the client's current thread (replayed by `resume`), then the live quota; the answer
-                // waits for the record's commit.
                 server.runner.run(.tierSet(clientID: userID, tier: tier.rawValue)) { [self] _ in
-                    answerUsage(userID, tier: tier, language, respond)
+                    server.runner.quotaView(userID) { quota in
+                        completion(.success(UsageView(userId: userID, tier: tier.rawValue, quota: quota)))
+                    }
                 }
             case .failure(let error):
-                respond(.apiError(error, language))
+                completion(.failure(error))
             }
         })
     }

@@ -172,6 +172,20 @@ final class API {
         Endpoint("POST", "admin/api-keys") { try $0.createAPIKey($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "admin/api-keys") { try $0.listAPIKeys($1.signedIn, $1.language, $1.respond) },
         Endpoint("DELETE", "admin/api-keys/*") { try $0.revokeAPIKey($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "admin/webhooks") { try $0.createWebhook($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "admin/webhooks") { try $0.listWebhooks($1.signedIn, $1.language, $1.respond) },
+        Endpoint("DELETE", "admin/webhooks/*") { try $0.deleteWebhook($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("POST", "admin/webhooks/*/rotate") { try $0.rotateWebhookSecret($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "admin/webhooks/*/dead-letters") {
+            try $0.webhookDeadLetters($1.parameters[0], $1.signedIn, $1.language, $1.respond)
+        },
+        Endpoint("POST", "admin/webhooks/*/dead-letters/replay") {
+            try $0.replayWebhookDeadLetters($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond)
+        },
+        // A billing service's call (API key with the `tier` scope), idempotent by `Idempotency-Key`.
+        Endpoint("PUT", "services/users/*/tier", auth: false) {
+            try $0.serviceSetTier($1.parameters[0], $1.request, $1.language, $1.respond)
+        },
         // A service's call: its API key is checked by the handler (it is not a user's token).
         Endpoint("POST", "threads/*/system-messages", auth: false) {
             try $0.postSystemMessage($1.parameters[0], $1.request, $1.language, $1.respond)

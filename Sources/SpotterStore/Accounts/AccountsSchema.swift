@@ -191,4 +191,64 @@ enum AccountsSchema {
             pos INTEGER NOT NULL
         );
         """
+
+    /// Outbound webhooks (issue 29). `webhookEndpoint`: what an admin registered; `secret` is kept in the clear
+    /// because every delivery is signed with it (it is never listed or logged). `webhookDelivery`: one row per
+    /// event and endpoint subscribed, keyed by both; `ord` (position × 16 + the event's index in its record) orders
+    /// an endpoint's deliveries; `status` pending (waiting, or being sent: nothing marks a send, so one in flight
+    /// at a crash goes again) or dead (given up: the dead-letter list). A delivered row is deleted. `threadId` and
+    /// `seq` find a message's deliveries when it is purged, `senderId` an erased sender's. `webhookCursor`: the newest record whose deliveries are
+    /// here, written in the same transaction. Times are milliseconds, but `createdAt` (the event's, seconds).
+    static let webhooks = """
+        CREATE TABLE webhookEndpoint (
+            id TEXT PRIMARY KEY NOT NULL,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            createdBy TEXT NOT NULL,
+            createdAt INTEGER NOT NULL
+        );
+        CREATE TABLE webhookDelivery (
+            endpointId TEXT NOT NULL,
+            eventId TEXT NOT NULL,
+            eventType TEXT NOT NULL,
+            ord INTEGER NOT NULL,
+            threadId TEXT NOT NULL,
+            seq INTEGER,
+            senderId TEXT,
+            createdAt INTEGER NOT NULL,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            enqueuedAt INTEGER NOT NULL,
+            firstAttemptAt INTEGER,
+            notBefore INTEGER NOT NULL,
+            lastError TEXT,
+            deadAt INTEGER,
+            PRIMARY KEY (endpointId, eventId)
+        );
+        CREATE INDEX webhookDelivery_order ON webhookDelivery(endpointId, ord) WHERE status = 'pending';
+        CREATE INDEX webhookDelivery_dead ON webhookDelivery(endpointId, ord) WHERE status = 'dead';
+        CREATE INDEX webhookDelivery_message ON webhookDelivery(threadId, seq);
+        CREATE INDEX webhookDelivery_sender ON webhookDelivery(senderId);
+        CREATE TABLE webhookCursor (
+            name TEXT PRIMARY KEY NOT NULL,
+            pos INTEGER NOT NULL
+        );
+        """
+
+    /// Tier changes from billing (issue 29). `apiKey.scopes`: what a key may do besides posting system messages,
+    /// comma-separated (`tier`); keys made before have none. `serviceRequest`: a service's `Idempotency-Key` per
+    /// key, with the SHA-256 of what it asked and the answer given, so a retry is answered alike and logs nothing.
+    static let serviceTier = """
+        ALTER TABLE apiKey ADD COLUMN scopes TEXT NOT NULL DEFAULT '';
+        CREATE TABLE serviceRequest (
+            keyId TEXT NOT NULL,
+            idempotencyKey TEXT NOT NULL,
+            requestHash TEXT NOT NULL,
+            response TEXT NOT NULL,
+            createdAt INTEGER NOT NULL,
+            PRIMARY KEY (keyId, idempotencyKey)
+        );
+        """
 }
