@@ -332,7 +332,7 @@ public enum PostgresSchema {
             );
             """),
         // Erasing an account (issue 29), as SQLite's "v22-erasure": the user row stays as a tombstone.
-        Migration(name: "v11-erasure", sql: """
+        Migration(name: "v12-erasure", sql: """
             ALTER TABLE "user" ADD COLUMN erasedAt bigint;
             """),
     ]
