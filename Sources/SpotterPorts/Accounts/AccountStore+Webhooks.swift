@@ -244,7 +244,10 @@ extension AccountStore {
         }
     }
 
-    private static func blank(_ db: any SQLDatabase, _ condition: String, _ arguments: [any SQLBindable]) throws -> Int {
+    /// Blanks the queued and dead-lettered message events matching `condition` (their text): `MessageForgetting` calls
+    /// it in the transaction that appends an edit, a delete or an erasure, so a purge after it finds nothing.
+    @discardableResult
+    static func blank(_ db: any SQLDatabase, _ condition: String, _ arguments: [any SQLBindable]) throws -> Int {
         let types = WebhookEventType.allCases.filter(\.isMessageEvent).map(\.rawValue)
         let rows = try db.fetchAll("""
             SELECT endpointId, eventId, eventType, threadId, seq, createdAt FROM webhookDelivery

@@ -33,9 +33,11 @@ public enum MessageForgetting {
             UPDATE log SET body = NULL
             WHERE threadNo = ? AND seq >= ? AND \(LogSQL.isChange) AND a = ? AND pos < ? AND body IS NOT NULL
             """, [record.threadNo, change.target, change.target, record.pos])
-        guard change.isDelete else { return }
         let threadID: String? = try db.fetchValue("SELECT id FROM thread WHERE no = ?", [record.threadNo])
         guard let threadID else { return }
+        // A webhook's `message.created` waiting (or dead-lettered) with the old words keeps only ids.
+        try AccountStore.blank(db, "threadId = ? AND seq = ?", [threadID, change.target])
+        guard change.isDelete else { return }
         let messagePos: Int64 = row["pos"]
         try db.execute("DELETE FROM pushOutbox WHERE threadId = ? AND kind = 'message' AND lastPos >= ?", [threadID, messagePos])
         for id in Set(message.attachmentIDs) {
@@ -75,5 +77,6 @@ public enum MessageForgetting {
             try db.execute("DELETE FROM pushOutbox WHERE threadId = ?", [threadID])
             try db.execute("DELETE FROM attachment WHERE threadId = ? AND uploaderId = ?", [threadID, user])
         }
+        try AccountStore.blank(db, "senderId = ?", [user])
     }
 }
