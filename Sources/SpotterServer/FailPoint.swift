@@ -17,7 +17,8 @@ public enum FailPoint: String, CaseIterable, Sendable {
     /// A timer's records (an expiry, a reminder, an automatic completion) are durable and their events published.
     case timer
     /// A durable consumer of the log (`LogConsumer`) handled a batch and its position past it is not saved yet:
-    /// after the restart the batch is handed over again. Counted per consumer, on its own thread.
+    /// after the restart the batch is handed over again. Counted per consumer, on its own thread;
+    /// `consumer.delivered@<name>:n` counts that consumer's alone (several run side by side).
     case consumerDelivered = "consumer.delivered"
 }
 
@@ -26,22 +27,31 @@ public enum FailPoint: String, CaseIterable, Sendable {
 public struct FailPoints: Sendable {
     let armed: FailPoint?
     let at: Int
+    /// `name@scope`: whose moments count (a consumer's name); nil: anyone's.
+    let scope: String?
     private var hits = 0
 
-    /// `name:n` (n ≥ 1; `name` alone means 1); nil for anything else, so a typo arms nothing.
+    /// `name:n` or `name@scope:n` (n ≥ 1; without `:n`, 1); nil for anything else, so a typo arms nothing.
     public init?(_ text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let point = FailPoint(rawValue: String(parts[0])) else { return nil }
+        guard (1...2).contains(parts.count) else { return nil }
+        let named = parts[0].split(separator: "@", omittingEmptySubsequences: false)
+        guard (1...2).contains(named.count), let point = FailPoint(rawValue: String(named[0])) else { return nil }
         let count = parts.count == 2 ? Int(parts[1]) : 1
-        guard let count, count >= 1 else { return nil }
+        guard let count, count >= 1, named.count == 1 || !named[1].isEmpty else { return nil }
         armed = point
         at = count
+        scope = named.count == 2 ? String(named[1]) : nil
     }
 
     public init() {
         armed = nil
         at = 0
+        scope = nil
     }
+
+    /// Whether moments of `name` count (no scope, or this one).
+    func counts(_ name: String) -> Bool { scope == nil || scope == name }
 
     /// Counts `point`; dies at the armed count.
     mutating func reached(_ point: FailPoint) {

@@ -237,8 +237,9 @@ final class ConsumerLane: Sendable {
         if !records.isEmpty {
             try consumer.deliver(records.map(LogDelivery.init))
             delivered.add(records.count, ordering: .relaxed)
-            if !(consumer is PurgeConsumer) {  // the crash tests' kill is the delivering consumers' (the tap's, a push's)
-                failPoints.withLock { $0.reached(.consumerDelivered) }
+            // The crash tests' kill is the delivering consumers' (the tap's, the webhooks'), not the purge's.
+            if !(consumer is PurgeConsumer) {
+                failPoints.withLock { if $0.counts(consumer.name) { $0.reached(.consumerDelivered) } }
             }
         }
         // A full batch ends at its last record; a short one took everything through `newest` (positions there that

@@ -80,6 +80,17 @@ struct LogConsumerTests {
         return runner
     }
 
+    /// `SPOTTER_FAIL_POINT=consumer.delivered@<name>:n` counts one consumer's batches only (several run side by side);
+    /// a malformed scope arms nothing.
+    @Test func aFailPointScopedToAConsumerCountsThatConsumerAlone() {
+        let scoped = FailPoints("consumer.delivered@log-tap:8")
+        #expect(scoped?.counts("log-tap") == true && scoped?.counts("webhooks") == false && scoped?.at == 8)
+        #expect(FailPoints("consumer.delivered:2")?.counts("anyone") == true)
+        for bad in ["consumer.delivered@:3", "consumer.delivered@a@b:1", "nope@log-tap:1", "consumer.delivered@log-tap:0", "@log-tap"] {
+            #expect(FailPoints(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func committedRecordsReachTheConsumerOnceInLogOrderInBoundedBatches() throws {
         let log = Self.log()
         let consumer = RecordingConsumer()

@@ -9,7 +9,7 @@ import TestSupport
 @Suite("Log tap crash", .serialized, .tags(.slow))
 struct LogTapCrashTests {
     /// nil: SIGKILL from outside, a second into the burst.
-    @Test(arguments: ["consumer.delivered:8", nil] as [String?])
+    @Test(arguments: ["consumer.delivered@log-tap:8", nil] as [String?])
     func theTapHoldsEveryAckedRecordThroughAKill(_ point: String?) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-tapcrash-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }

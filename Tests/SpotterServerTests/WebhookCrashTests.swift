@@ -99,7 +99,7 @@ struct WebhookCrashTests {
         }
         #expect(server.stop() == 0)
 
-        server = try ServerProcess(dataDirectory: directory, arguments: arguments, environment: ["SPOTTER_FAIL_POINT": "consumer.delivered:1"])
+        server = try ServerProcess(dataDirectory: directory, arguments: arguments, environment: ["SPOTTER_FAIL_POINT": "consumer.delivered@webhooks:1"])
         let client = try SpotterSocket(port: server.port, token: clients[0].access)
         _ = try? client.command("message.send", ["thread_id": threads[0], "client_message_id": "a1", "text": "before the crash"])
         try waitUntil(10, "the server killed itself at the fail point") { !server.process.isRunning }
