@@ -203,6 +203,9 @@ final class ConsumerLane: Sendable {
                 failed = 0
                 if !more { pause(timing.pollMilliseconds) }
             } catch {
+                // A consumer that gave its batch back because the server stops (the purge waiting for its time) did
+                // not fail: the batch comes again at the next start.
+                if stopping.load(ordering: .acquiring) || error is PurgeConsumer.Stopped { break }
                 failed += 1
                 failures.add(1, ordering: .relaxed)
                 let wait = timing.backoff(afterFailures: failed)
