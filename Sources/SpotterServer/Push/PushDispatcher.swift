@@ -18,12 +18,7 @@ final class PushDispatcher: Sendable {
     private let clock: any Clock
     private let metrics: ServerMetrics
     private let logger: Logger
-    private let wakeSignal = DispatchSemaphore(value: 0)
-    /// A wake-up is pending: many answers arriving together wake the thread once.
-    private let woken = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let active = Atomic<Bool>(true)
+    private let thread = DispatcherThread(label: "spotter.push.dispatcher")
     private let inFlight = Mutex<[PushAddress.Platform: Int]>([:])
     static let purgeEveryMilliseconds: Int64 = 30_000
     /// Providers' answers not yet written back: (push, outcome, when answered in ms).
@@ -41,37 +36,29 @@ final class PushDispatcher: Sendable {
     }
 
     func start() {
-        DispatchQueue(label: "spotter.push.dispatcher").async { self.run() }
+        thread.start { self.run() }
     }
 
     /// Something was queued or answered: look now rather than at the next poll.
-    func wake() {
-        if !woken.exchange(true, ordering: .acquiringAndReleasing) { wakeSignal.signal() }
-    }
+    func wake() { thread.wake() }
 
-    func setActive(_ value: Bool) {
-        active.store(value, ordering: .releasing)
-        if value { wake() }
-    }
+    func setActive(_ value: Bool) { thread.setActive(value) }
 
     /// Stops claiming, writes back the answers in hand and ends the providers' connections (what they still hold is
     /// answered `.retry` and stays in the outbox for the next start). Waits at most `timeoutMilliseconds`.
     func stop(timeoutMilliseconds: Int = 5000) -> Bool {
-        stopping.store(true, ordering: .releasing)
-        wake()
-        let stopped = finished.wait(timeout: .now() + .milliseconds(timeoutMilliseconds)) == .success
+        let stopped = thread.stop(timeoutMilliseconds: timeoutMilliseconds)
         for provider in providers.values { provider.shutdown() }
         return stopped
     }
 
     private func run() {
-        defer { finished.signal() }
         var resumed = false
         var failures = 0
         var lastHousekeeping: Int64 = 0
         var lastPurge: Int64 = 0
-        while !stopping.load(ordering: .acquiring) {
-            guard active.load(ordering: .acquiring) else {
+        while !thread.isStopping {
+            guard thread.isActive else {
                 pause(settings.pollMilliseconds)
                 continue
             }
@@ -193,8 +180,5 @@ final class PushDispatcher: Sendable {
         }
     }
 
-    private func pause(_ milliseconds: Int) {
-        _ = wakeSignal.wait(timeout: .now() + .milliseconds(milliseconds))
-        woken.store(false, ordering: .releasing)
-    }
+    private func pause(_ milliseconds: Int) { thread.pause(milliseconds) }
 }

@@ -20,11 +20,7 @@ final class WebhookDispatcher: Sendable {
     private let settings: WebhookSettings
     private let metrics: ServerMetrics
     private let logger: Logger
-    private let wakeSignal = DispatchSemaphore(value: 0)
-    private let woken = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let active = Atomic<Bool>(true)
+    private let thread = DispatcherThread(label: "spotter.webhooks.dispatcher")
     /// Endpoints with a delivery sent and its answer not yet written back.
     private let busy = Mutex<Set<String>>([])
     /// Answers not yet written back: (delivery, answer, when sent in ms).
@@ -42,35 +38,27 @@ final class WebhookDispatcher: Sendable {
     }
 
     func start() {
-        DispatchQueue(label: "spotter.webhooks.dispatcher").async { self.run() }
+        thread.start { self.run() }
     }
 
     /// Something was queued, answered or replayed: look now rather than at the next poll.
-    func wake() {
-        if !woken.exchange(true, ordering: .acquiringAndReleasing) { wakeSignal.signal() }
-    }
+    func wake() { thread.wake() }
 
-    func setActive(_ value: Bool) {
-        active.store(value, ordering: .releasing)
-        if value { wake() }
-    }
+    func setActive(_ value: Bool) { thread.setActive(value) }
 
     /// Stops sending, writes back the answers in hand and ends the transport (what it still holds stays pending in
     /// the outbox for the next start). Waits at most `timeoutMilliseconds`.
     func stop(timeoutMilliseconds: Int = 5000) -> Bool {
-        stopping.store(true, ordering: .releasing)
-        wake()
-        let stopped = finished.wait(timeout: .now() + .milliseconds(timeoutMilliseconds)) == .success
+        let stopped = thread.stop(timeoutMilliseconds: timeoutMilliseconds)
         transport.shutdown()
         return stopped
     }
 
     private func run() {
-        defer { finished.signal() }
         var failures = 0
         var lastGauge: Int64 = 0
-        while !stopping.load(ordering: .acquiring) {
-            guard active.load(ordering: .acquiring) else {
+        while !thread.isStopping {
+            guard thread.isActive else {
                 pause(settings.pollMilliseconds)
                 continue
             }
@@ -164,8 +152,5 @@ final class WebhookDispatcher: Sendable {
         return next - first >= settings.retryForMilliseconds ? .dead : .again(notBefore: next)
     }
 
-    private func pause(_ milliseconds: Int) {
-        _ = wakeSignal.wait(timeout: .now() + .milliseconds(milliseconds))
-        woken.store(false, ordering: .releasing)
-    }
+    private func pause(_ milliseconds: Int) { thread.pause(milliseconds) }
 }
