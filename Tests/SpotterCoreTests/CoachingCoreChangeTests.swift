@@ -52,6 +52,17 @@ struct CoachingCoreChangeTests {
         #expect(try h.commit(.delete("admin", 2, admin: true)).records.first?.content.change?.change == .delete(by: .admin))
     }
 
+    /// A message whose stored time is at the edge of Int64 (a row from another process or an old database): the window
+    /// is checked without overflowing — Int64.min is long past, Int64.max not yet.
+    @Test func aStoredTimeAtTheEdgeOfInt64NeitherCrashesNorOpensTheWindow() throws {
+        let h = H()
+        h.follow([h.foreignMessage(1, side: .client, ref: "old", at: .min)])
+        h.follow([h.foreignMessage(1, side: .client, ref: "new", at: .max)])
+        #expect(h.refusal(.edit("a", 1, "x")) == APIError(.editWindowClosed, field: "seq"))
+        #expect(try decode(MessageView.self, try h.commit(.edit("a", 2, "y")).reply).text == "y")
+        #expect(try h.commit(.delete("a", 1)).records.count == 1)
+    }
+
     /// Two changes decided before the first is durable: the edit decided after a delete is refused from memory,
     /// though the read it made came before the delete's row was rewritten.
     @Test func anEditDecidedAfterADeleteIsRefusedBeforeTheDeleteIsCommitted() throws {

@@ -32,7 +32,9 @@ extension CoachingCore {
             guard !deleted else { throw APIError(.messageDeleted, field: "seq") }
             guard message.kind == .text else { throw APIError(.messageNotChangeable, field: "seq") }
             guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
-            guard context.now - found.at <= context.features.editWindowSeconds else { throw APIError(.editWindowClosed, field: "seq") }
+            // Compared without subtracting the stored time (any number a row holds).
+            let (earliest, overflow) = context.now.subtractingReportingOverflow(context.features.editWindowSeconds)
+            guard overflow || found.at >= earliest else { throw APIError(.editWindowClosed, field: "seq") }
             if message.hasAttachments {
                 let files = (try? JSONDecoder().decode(AttachedText.self, from: Data(message.body.utf8)))?.attachments ?? []
                 change = .edit(body: JSONText.encoder.encodeToString(AttachedText(text: text, attachments: files)), attached: true)

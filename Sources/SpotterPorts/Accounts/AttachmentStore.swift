@@ -143,7 +143,7 @@ public final class AttachmentStore: Sendable {
             if errno == ENOENT { return 0 }
             throw AttachmentStoreError.io("opendir", errno)
         }
-        let now = Int64(time(nil))
+        let now = Int64(time(nil))  // the file system's clock, which wrote the files' times: not the server's test clock
         var names: [String] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -160,7 +160,8 @@ public final class AttachmentStore: Sendable {
         for name in names where !named.contains(name) {
             let path = self.directory + "/" + name
             var info = stat()
-            guard stat(path, &info) == 0, now - Int64(info.st_mtim.tv_sec) >= graceSeconds else { continue }
+            // Compared without subtracting the file's time (any number a file system holds).
+            guard stat(path, &info) == 0, Int64(info.st_mtim.tv_sec) <= now - graceSeconds else { continue }
             if unlink(path) == 0 { removed += 1 }
         }
         return removed

@@ -77,7 +77,9 @@ final class PurgeConsumer: LogConsumer {
 
     func deliver(_ deliveries: [LogDelivery]) throws {
         guard let first = deliveries.first(where: { Self.needsPurge($0.record) }) else { return }
-        let due = first.record.at + delay
+        // From the record's time, or now if the record claims a later one (a clock set back, a row from elsewhere):
+        // no sum past Int64 whatever the log holds.
+        let due = min(first.record.at, clock.now) + delay
         while clock.now < due {
             if stopping.load(ordering: .acquiring) { throw Stopped() }
             _ = wake.wait(timeout: .now() + .milliseconds(250))
