@@ -112,3 +112,40 @@ struct CoachingCoreChangeTests {
         #expect(h.thread("t2").lastPreview == "still here")
     }
 }
+
+/// Seed 001 "Monetization": the Free tier keeps 5 progress photos, paid tiers any number (`--tiers`).
+@Suite("CoachingCore: progress photos per tier")
+struct CoachingCoreProgressPhotoTests {
+    typealias H = CoreHarness
+
+    static func checkIn(thread: String, _ photos: [String]) -> RecordChange {
+        var command = CheckInSubmitCommand()
+        command.threadId = thread
+        command.weight = 80
+        command.photos = CheckInPhotos(front: photos.first, side: photos.dropFirst().first, back: photos.dropFirst(2).first)
+        return .submitCheckIn(command, images: Set(photos))
+    }
+
+    @Test func freemiumKeepsFiveProgressPhotosAndPaidTiersAnyNumber() throws {
+        var features = CoreFeatures()
+        features.tiers = true
+        let h = H(features: features)
+        try h.commit(.record(userID: "a", Self.checkIn(thread: "t1", ["f1", "s1", "b1"])))
+        try h.commit(.record(userID: "a", Self.checkIn(thread: "t1", ["f2", "s2"])))  // 5 kept: the limit
+        let refused = h.refusal(.record(userID: "a", Self.checkIn(thread: "t1", ["f3"])))
+        #expect(refused == APIError(.planUpgradeRequired, field: "photos", detail: .progressPhotos(limit: 5)))
+        #expect(refused?.detail?.upgradeTo == "premium")
+        // A check-in without photos still goes in; nothing of the refused one was kept.
+        try h.commit(.record(userID: "a", Self.checkIn(thread: "t1", [])))
+        #expect(h.core.coaching.checkIns(of: "a").count == 3)
+        // Premium ("b"): no limit.
+        for n in 0..<3 { try h.commit(.record(userID: "b", Self.checkIn(thread: "t2", ["f\(n)", "s\(n)", "b\(n)"]))) }
+        #expect(h.core.coaching.checkIns(of: "b").count == 3)
+    }
+
+    @Test func withoutTiersNothingIsCounted() throws {
+        let h = H()
+        for n in 0..<3 { try h.commit(.record(userID: "a", Self.checkIn(thread: "t1", ["f\(n)", "s\(n)", "b\(n)"]))) }
+        #expect(h.core.coaching.checkIns(of: "a").count == 3)
+    }
+}

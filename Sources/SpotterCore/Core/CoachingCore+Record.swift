@@ -36,6 +36,7 @@ extension CoachingCore {
         case .submitCheckIn(let command, let images):
             thread = try writableThread(command.threadId, of: userID, as: .client)
             side = .client
+            try checkPhotoAllowance(command, of: userID, context)
             bodies = [try Self.rule { () throws(RecordError) in
                 try coaching.submitCheckIn(id: context.newID(), clientID: userID, command: command,
                                            photoExists: { images.contains($0) }, now: now)
@@ -129,6 +130,20 @@ extension CoachingCore {
                             unread: thread.unread(.coach), zone: context.zone(of: thread.clientID),
                             mealTimes: mealTimes[thread.no] ?? [], nextSession: figures.next[thread.id],
                             pendingResolutions: figures.pending[thread.id] ?? 0)
+        }
+    }
+
+    /// `--tiers`: a Freemium client keeps at most `Tier.progressPhotos` progress photos over all their check-ins; a
+    /// check-in that would pass it is refused whole (`plan_upgrade_required`, `upgrade_to` premium).
+    private mutating func checkPhotoAllowance(_ command: CheckInSubmitCommand, of userID: String, _ context: CoreContext) throws(APIError) {
+        guard let meter = meter(userID, context), let limit = meter.tier.progressPhotos, let photos = command.photos else { return }
+        let adding = [photos.front, photos.side, photos.back].compactMap { $0 }.count
+        guard adding > 0 else { return }
+        let kept = coaching.checkIns(of: userID).reduce(0) { total, checkIn in
+            total + [checkIn.photos?.front, checkIn.photos?.side, checkIn.photos?.back].compactMap { $0 }.count
+        }
+        if kept + adding > limit {
+            throw APIError(.planUpgradeRequired, field: "photos", detail: .progressPhotos(limit: limit))
         }
     }
 }

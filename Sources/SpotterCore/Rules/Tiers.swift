@@ -32,6 +32,10 @@ public enum Tier: String, Sendable, CaseIterable, Codable {
     /// Whether messages may carry attachments.
     public var attachments: Bool { self == .smartPremium }
 
+    /// Progress photos (check-ins' front, side and back) a client may keep; nil: unlimited. Seed 001's Free tier
+    /// keeps 5, its paid tiers unlimited; Freemium is Spotter's Free (seed 000 §4).
+    public var progressPhotos: Int? { self == .freemium ? 5 : nil }
+
     /// The tier above, if any (what a refusal offers).
     public var next: Tier? {
         switch self {

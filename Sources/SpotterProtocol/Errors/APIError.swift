@@ -73,6 +73,8 @@ public enum ErrorDetail: Sendable, Equatable {
     case callLength(tier: String)
     /// Attachments are Smart Premium's.
     case attachments
+    /// Freemium keeps `limit` progress photos; Premium and up, any number.
+    case progressPhotos(limit: Int)
     /// A coach's erasure refused: `count` clients are linked to them (`coach_has_clients`).
     case linkedClients(count: Int)
 
@@ -85,6 +87,8 @@ public enum ErrorDetail: Sendable, Equatable {
             return tier == "freemium" ? "premium" : nil  // Premium and Smart Premium calls are as long
         case .attachments:
             return "smart_premium"
+        case .progressPhotos:
+            return "premium"
         case .messageQuota(let tier), .callQuota(let tier):
             switch tier {
             case "freemium": return "premium"
@@ -101,6 +105,9 @@ public enum ErrorDetail: Sendable, Equatable {
         switch self {
         case .attachments:
             return ErrorCode.planUpgradeRequired.message(language)
+        case .progressPhotos(let limit):
+            return ar ? "تحتفظ الباقة المجانية بـ \(limit) صور تقدّم فقط. رقِّ اشتراكك إلى Premium لصور غير محدودة."
+                : "Freemium keeps up to \(limit) progress photos. Upgrade to Premium for unlimited progress photos."
         case .linkedClients(let count):
             return ErrorDetail.linkedClientsMessage(count, ar)
         case .messageQuota(let tier):
