@@ -335,6 +335,13 @@ public enum PostgresSchema {
         Migration(name: "v12-erasure", sql: """
             ALTER TABLE "user" ADD COLUMN erasedAt bigint;
             """),
+        // Onboarding fields of seed 000 steps 4–7 (issue 30), as SQLite's "v23-onboarding-fields": all optional,
+        // so profiles saved before them read as not answered (no location, no frequency, no injuries).
+        Migration(name: "v13-onboarding-fields", sql: """
+            ALTER TABLE clientProfile ADD COLUMN workoutLocation text;
+            ALTER TABLE clientProfile ADD COLUMN workoutFrequency integer;
+            ALTER TABLE clientProfile ADD COLUMN injuries text NOT NULL DEFAULT '[]';
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

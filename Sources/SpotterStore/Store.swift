@@ -234,6 +234,8 @@ public final class Store: Sendable {
         migrator.registerMigration("v22-erasure") { db in
             try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN erasedAt INTEGER"#)
         }
+        // Onboarding fields of seed 000 steps 4–7 (issue 30): see `AccountsSchema.onboardingFields`.
+        migrator.registerMigration("v23-onboarding-fields") { db in try db.execute(sql: AccountsSchema.onboardingFields) }
         return migrator
     }()
 }

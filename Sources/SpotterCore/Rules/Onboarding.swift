@@ -32,6 +32,17 @@ public struct Onboarding: Sendable, Equatable, Codable {
     public var dietaryRestrictions: [String]
     /// Trimmed entries, none empty, at most 20.
     public var medicalConditions: [String]
+    /// Seed 000 steps 4–7 (see `FitnessProfile`): optional, nil when not answered.
+    public var workoutLocation: WorkoutLocation? = nil
+    /// Days a week, 2…6, nil when not answered.
+    public var workoutFrequency: Int? = nil
+    /// Cleaned injuries, none when not answered.
+    public var injuries: [String] = []
+
+    /// The fitness score of these answers (`FitnessProfile.score`), nil without a frequency.
+    public var fitnessScore: Int? {
+        FitnessProfile.score(experience: experienceLevel, frequency: workoutFrequency, injuryCount: injuries.count)
+    }
 
     /// Validates the answers as sent; `today` is "YYYY-MM-DD" (the server's current date).
     ///
@@ -41,6 +52,8 @@ public struct Onboarding: Sendable, Equatable, Codable {
     /// - not a real "YYYY-MM-DD" date, or an unknown gender / experience level → `.badRequest`;
     /// - age, height, weight, goal length, list size or entry length outside its range → `.outOfRange`.
     /// `dietaryRestrictions` and `medicalConditions` are optional: nil means none.
+    /// Then the optional fields of seed 000 steps 4–7, as `FitnessProfile` checks them: "workout_location",
+    /// "workout_frequency", "injuries".
     /// An unparseable `today` is a server bug and throws `.internalError`.
     public static func validate(_ answers: OnboardingRequest, today: String) throws(APIError) -> Onboarding {
         guard let dateOfBirth = answers.dateOfBirth else { throw APIError(.missingField, field: "date_of_birth") }
@@ -76,9 +89,13 @@ public struct Onboarding: Sendable, Equatable, Codable {
 
         let diet = try cleanList(answers.dietaryRestrictions, field: "dietary_restrictions")
         let medical = try cleanList(answers.medicalConditions, field: "medical_conditions")
+        let location = try FitnessProfile.location(answers.workoutLocation)
+        let frequency = try FitnessProfile.frequency(answers.workoutFrequency)
+        let injuries = try FitnessProfile.injuries(answers.injuries)
         return Onboarding(dateOfBirth: dateOfBirth, gender: parsedGender, heightCm: heightCm, weightKg: weightKg,
                           goal: goalText, experienceLevel: level, dietaryRestrictions: diet,
-                          medicalConditions: medical)
+                          medicalConditions: medical, workoutLocation: location, workoutFrequency: frequency,
+                          injuries: injuries)
     }
 
     /// Whole years between a "YYYY-MM-DD" birth date and `today`: the birthday counts from its day on;
@@ -111,7 +128,9 @@ extension ClientProfileView {
         self.init(clientId: clientID, dateOfBirth: answers.dateOfBirth, age: nil, gender: answers.gender.rawValue,
                   heightCm: answers.heightCm, weightKg: answers.weightKg, goal: answers.goal,
                   experienceLevel: answers.experienceLevel.rawValue, dietaryRestrictions: answers.dietaryRestrictions,
-                  medicalConditions: answers.medicalConditions)
+                  medicalConditions: answers.medicalConditions, workoutLocation: answers.workoutLocation?.rawValue,
+                  workoutFrequency: answers.workoutFrequency, injuries: answers.injuries,
+                  fitnessScore: answers.fitnessScore)
     }
 }
 

@@ -68,7 +68,9 @@ extension ClientProfileView {
                   heightCm: row["heightCm"], weightKg: row["weightKg"], goal: row["goal"],
                   experienceLevel: row["experienceLevel"],
                   dietaryRestrictions: JSONList.decode(row["dietaryRestrictions"]),
-                  medicalConditions: JSONList.decode(row["medicalConditions"]))
+                  medicalConditions: JSONList.decode(row["medicalConditions"]),
+                  workoutLocation: row["workoutLocation"], workoutFrequency: row["workoutFrequency"],
+                  injuries: JSONList.decode(row["injuries"]))
     }
 }
 

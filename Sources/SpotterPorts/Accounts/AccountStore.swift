@@ -285,16 +285,18 @@ public struct AccountStore: Sendable {
             else { throw AccountStoreError.notFound }
             try db.execute("""
                 INSERT INTO clientProfile (userId, dateOfBirth, gender, heightCm, weightKg, goal, experienceLevel,
-                    dietaryRestrictions, medicalConditions, updatedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    dietaryRestrictions, medicalConditions, workoutLocation, workoutFrequency, injuries, updatedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(userId) DO UPDATE SET
                     dateOfBirth = excluded.dateOfBirth, gender = excluded.gender, heightCm = excluded.heightCm,
                     weightKg = excluded.weightKg, goal = excluded.goal, experienceLevel = excluded.experienceLevel,
                     dietaryRestrictions = excluded.dietaryRestrictions, medicalConditions = excluded.medicalConditions,
-                    updatedAt = excluded.updatedAt
+                    workoutLocation = excluded.workoutLocation, workoutFrequency = excluded.workoutFrequency,
+                    injuries = excluded.injuries, updatedAt = excluded.updatedAt
                 """, [profile.clientId, profile.dateOfBirth, profile.gender, profile.heightCm, profile.weightKg,
                                  profile.goal, profile.experienceLevel, JSONList.encode(profile.dietaryRestrictions),
-                                 JSONList.encode(profile.medicalConditions), now])
+                                 JSONList.encode(profile.medicalConditions), profile.workoutLocation,
+                                 profile.workoutFrequency, JSONList.encode(profile.injuries), now])
             try db.execute("INSERT INTO weightEntry (clientId, weightKg, recordedAt) VALUES (?, ?, ?)", [profile.clientId, profile.weightKg, now])
             try db.execute(#"UPDATE "user" SET onboardingCompleted = 1 WHERE id = ?"#, [profile.clientId])
             guard let user = try Self.user(db, id: profile.clientId) else { throw AccountStoreError.notFound }
@@ -302,7 +304,8 @@ public struct AccountStore: Sendable {
         }, users: { [$0] })
     }
 
-    /// The client's profile as stored, without an age (nil: the caller knows the day).
+    /// The client's profile as stored, without an age (nil: the caller knows the day) and without a fitness score
+    /// (the caller computes it from the stored answers).
     public func clientProfile(userID: String) throws -> ClientProfileView? {
         try read { db in
             try db.fetchOne("SELECT * FROM clientProfile WHERE userId = ?", [userID])

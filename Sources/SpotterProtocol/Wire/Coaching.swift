@@ -10,9 +10,15 @@ public struct OnboardingRequest: Codable, Sendable, Equatable {
     public var experienceLevel: String?
     public var dietaryRestrictions: [String]?
     public var medicalConditions: [String]?
+    /// Seed 000 steps 4–7, all optional: "home" or "gym"; days a week (2…6); injuries (free text, "none" or an
+    /// empty list for none).
+    public var workoutLocation: String?
+    public var workoutFrequency: Int?
+    public var injuries: [String]?
 
     public init(dateOfBirth: String?, gender: String?, heightCm: Double?, weightKg: Double?, goal: String?,
-                experienceLevel: String?, dietaryRestrictions: [String]?, medicalConditions: [String]?) {
+                experienceLevel: String?, dietaryRestrictions: [String]?, medicalConditions: [String]?,
+                workoutLocation: String? = nil, workoutFrequency: Int? = nil, injuries: [String]? = nil) {
         self.dateOfBirth = dateOfBirth
         self.gender = gender
         self.heightCm = heightCm
@@ -21,10 +27,15 @@ public struct OnboardingRequest: Codable, Sendable, Equatable {
         self.experienceLevel = experienceLevel
         self.dietaryRestrictions = dietaryRestrictions
         self.medicalConditions = medicalConditions
+        self.workoutLocation = workoutLocation
+        self.workoutFrequency = workoutFrequency
+        self.injuries = injuries
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case gender, goal
+        case gender, goal, injuries
+        case workoutLocation = "workout_location"
+        case workoutFrequency = "workout_frequency"
         case dateOfBirth = "date_of_birth"
         case heightCm = "height_cm"
         case weightKg = "weight_kg"
@@ -48,9 +59,17 @@ public struct ClientProfileView: Codable, Sendable, Equatable {
     public var experienceLevel: String
     public var dietaryRestrictions: [String]
     public var medicalConditions: [String]
+    /// Seed 000 steps 4–7: nil (absent on the wire) when not answered; injuries empty for none.
+    public var workoutLocation: String?
+    public var workoutFrequency: Int?
+    public var injuries: [String]
+    /// 0…100 from the experience level, the frequency and the injuries; nil without a frequency.
+    public var fitnessScore: Int?
 
     public init(clientId: String, dateOfBirth: String, age: Int?, gender: String, heightCm: Double, weightKg: Double,
-                goal: String, experienceLevel: String, dietaryRestrictions: [String], medicalConditions: [String]) {
+                goal: String, experienceLevel: String, dietaryRestrictions: [String], medicalConditions: [String],
+                workoutLocation: String? = nil, workoutFrequency: Int? = nil, injuries: [String] = [],
+                fitnessScore: Int? = nil) {
         self.clientId = clientId
         self.dateOfBirth = dateOfBirth
         self.age = age
@@ -61,10 +80,17 @@ public struct ClientProfileView: Codable, Sendable, Equatable {
         self.experienceLevel = experienceLevel
         self.dietaryRestrictions = dietaryRestrictions
         self.medicalConditions = medicalConditions
+        self.workoutLocation = workoutLocation
+        self.workoutFrequency = workoutFrequency
+        self.injuries = injuries
+        self.fitnessScore = fitnessScore
     }
 
     enum CodingKeys: String, CodingKey {
-        case age, gender, goal
+        case age, gender, goal, injuries
+        case workoutLocation = "workout_location"
+        case workoutFrequency = "workout_frequency"
+        case fitnessScore = "fitness_score"
         case clientId = "client_id"
         case dateOfBirth = "date_of_birth"
         case heightCm = "height_cm"

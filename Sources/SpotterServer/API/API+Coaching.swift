@@ -185,11 +185,14 @@ extension API {
 }
 
 extension ClientProfileView {
-    /// The profile as answered: with the client's age as of `today` ("YYYY-MM-DD"); the store keeps the date of
-    /// birth only.
+    /// The profile as answered: with the client's age as of `today` ("YYYY-MM-DD") and the fitness score of the
+    /// stored answers; the store keeps the date of birth and the answers only.
     func aged(today: String) -> ClientProfileView {
         var answered = self
         answered.age = Onboarding.age(dateOfBirth: dateOfBirth, today: today)
+        answered.fitnessScore = ExperienceLevel(rawValue: experienceLevel).flatMap {
+            FitnessProfile.score(experience: $0, frequency: workoutFrequency, injuryCount: injuries.count)
+        }
         return answered
     }
 }

@@ -251,4 +251,12 @@ enum AccountsSchema {
             PRIMARY KEY (keyId, idempotencyKey)
         );
         """
+
+    /// Onboarding fields of seed 000 steps 4–7 (issue 30): the workout location ("home"/"gym"), the days a week
+    /// (2…6) and the injuries (a JSON list). All optional: profiles saved before them read as not answered.
+    static let onboardingFields = """
+        ALTER TABLE clientProfile ADD COLUMN workoutLocation TEXT;
+        ALTER TABLE clientProfile ADD COLUMN workoutFrequency INTEGER;
+        ALTER TABLE clientProfile ADD COLUMN injuries TEXT NOT NULL DEFAULT '[]';
+        """
 }
