@@ -96,6 +96,7 @@ struct SessionFeedbackTests {
             (["session_id": id, "rating": 0], "out_of_range", "rating"),
             (["session_id": id, "rating": 6], "out_of_range", "rating"),
             (["session_id": id, "rating": -1], "out_of_range", "rating"),
+            (["session_id": id, "rating": 9_007_199_254_740_991], "out_of_range", "rating"),
             (["session_id": id, "rating": 3, "notes": String(repeating: "é", count: 2_001)], "out_of_range", "notes"),
             (["session_id": id, "rating": 3, "notes": "a\u{0}b"], "invalid_message", "notes"),
             (["session_id": id, "rating": 3, "notes": "bell\u{7}"], "invalid_message", "notes"),

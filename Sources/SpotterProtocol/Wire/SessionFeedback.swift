@@ -27,6 +27,11 @@ public struct SessionFeedbackCommand: Codable, Sendable, Equatable {
 
 extension SessionFeedbackCommand: SocketCommandBody {
     public static let type = "session.feedback"
+
+    /// The wire's range for a count; the handler narrows it to `ratings`.
+    public func checkRanges() throws(APIError) {
+        try WireRange.check(rating, in: WireRange.count, field: "rating")
+    }
 }
 
 extension SessionFeedbackCommand: KnownFields {
