@@ -342,6 +342,19 @@ public enum PostgresSchema {
             ALTER TABLE clientProfile ADD COLUMN workoutFrequency integer;
             ALTER TABLE clientProfile ADD COLUMN injuries text NOT NULL DEFAULT '[]';
             """),
+        // Feedback after a completed video session (issue 30), as SQLite's v24.
+        Migration(name: "v14-session-feedback", sql: """
+            CREATE TABLE sessionFeedback (
+                sessionId text NOT NULL,
+                side text NOT NULL CHECK (side IN ('coach', 'client')),
+                authorId text NOT NULL,
+                rating integer NOT NULL CHECK (rating BETWEEN 1 AND 5),
+                notes text,
+                createdAt bigint NOT NULL,
+                PRIMARY KEY (sessionId, side)
+            );
+            CREATE INDEX sessionFeedback_author ON sessionFeedback (authorId);
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

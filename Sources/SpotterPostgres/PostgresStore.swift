@@ -79,7 +79,7 @@ public final class PostgresStorage: ServerStorage {
     /// The tables whose rows a delete or an erasure rewrites or removes (`MessageForgetting`, the erasure).
     static let purgedTables = ["log", "thread", "attachment", "pushOutbox", "\"user\"", "clientProfile", "weightEntry",
                                "otpChallenge", "rating", "emailChange", "device", "notificationPreference", "threadMute", "refreshToken",
-                               "coachChangeRequest"]
+                               "coachChangeRequest", "sessionFeedback"]
 
     public func purgeDisk() throws -> DiskPurge {
         // VACUUM cannot run in a transaction: a connection of its own, outside the writer's batches.

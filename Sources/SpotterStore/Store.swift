@@ -236,6 +236,21 @@ public final class Store: Sendable {
         }
         // Onboarding fields of seed 000 steps 4–7 (issue 30): see `AccountsSchema.onboardingFields`.
         migrator.registerMigration("v23-onboarding-fields") { db in try db.execute(sql: AccountsSchema.onboardingFields) }
+        // Feedback after a completed video session (issue 30): one row per side, see `AccountStore.addSessionFeedback`.
+        migrator.registerMigration("v24-session-feedback") { db in
+            try db.execute(sql: """
+                CREATE TABLE sessionFeedback (
+                    sessionId TEXT NOT NULL,
+                    side TEXT NOT NULL CHECK (side IN ('coach', 'client')),
+                    authorId TEXT NOT NULL,
+                    rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 5),
+                    notes TEXT,
+                    createdAt INTEGER NOT NULL,
+                    PRIMARY KEY (sessionId, side)
+                );
+                CREATE INDEX sessionFeedback_author ON sessionFeedback(authorId);
+                """)
+        }
         return migrator
     }()
 }

@@ -40,6 +40,7 @@ public enum SocketCommand {
             ChallengeCheckCommand.self, CheckInSubmitCommand.self, CheckInCommentCommand.self, MeasurementAddCommand.self,
             GoalSetCommand.self, RecordCommand.self, DashboardCommand.self, ChallengeTemplateCommand.self,
             MealsCommand.self, AppStateCommand.self, MessageEditCommand.self, MessageDeleteCommand.self,
+            SessionFeedbackCommand.self, SessionFeedbackReadCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

@@ -150,6 +150,7 @@ extension AccountStoreError {
             case "pending": return APIError(.coachChangePending)
             case "not_pending": return APIError(.requestNotPending)
             case "same_coach": return APIError(.conflict, field: "coach_id")
+            case "feedback_given": return APIError(.conflict, field: "session_id")
             default: return APIError(.conflict)
             }
         }

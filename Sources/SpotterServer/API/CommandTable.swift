@@ -30,6 +30,7 @@ extension AppSocket {
         registerMessagingCommands(&table)
         registerSessionCommands(&table)
         registerRatingCommands(&table)
+        registerSessionFeedbackCommands(&table)
         registerRecordCommands(&table)
         return table
     }()
