@@ -143,7 +143,7 @@ public final class AttachmentStore: Sendable {
             if errno == ENOENT { return 0 }
             throw AttachmentStoreError.io("opendir", errno)
         }
-        let now = Int64(time(nil))  // the file system's clock, which wrote the files' times: not the server's test clock
+        let now = SystemClock().now  // the system clock, which wrote the files' times, not the server's test clock
         var names: [String] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
