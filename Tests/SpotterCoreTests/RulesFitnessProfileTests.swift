@@ -94,4 +94,10 @@ struct RulesFitnessProfileTests {
         }.validate()
         #expect(answers.fitnessScore == 85)
     }
+
+    /// A frequency read back from a row at the edge of Int: clamped, no overflow.
+    @Test func aStoredFrequencyAtTheEdgeOfIntIsClamped() {
+        #expect(FitnessProfile.score(experience: .advanced, frequency: .max, injuryCount: 0) == 100)
+        #expect(FitnessProfile.score(experience: .beginner, frequency: .min, injuryCount: .max) == 0)
+    }
 }

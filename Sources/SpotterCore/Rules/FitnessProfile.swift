@@ -79,8 +79,11 @@ public enum FitnessProfile {
     /// five or more injuries) … 100 (advanced, 6 days, none). Age, height and weight do not count (the seed
     /// does not name them as factors). nil without a frequency: the second intake was not answered.
     public static func score(experience: ExperienceLevel, frequency: Int?, injuryCount: Int) -> Int? {
-        guard let days = frequency else { return nil }
-        let penalty = min(max(injuryCount, 0) * pointsPerInjury, maxInjuryPenalty)
+        // A stored frequency is read back as it was saved (2…6 when it entered); clamped so no number in a row can
+        // overflow the sum.
+        guard let frequency else { return nil }
+        let days = min(max(frequency, -1_000_000), 1_000_000)
+        let penalty = min(min(max(injuryCount, 0), 1_000) * pointsPerInjury, maxInjuryPenalty)
         let raw = experiencePoints(experience) + days * pointsPerWeeklyDay - penalty
         return min(max(raw, 0), 100)
     }
