@@ -164,6 +164,21 @@ struct ThumbnailTests {
         #expect(try Self.get(chat.server, newURL + "/thumbnail", coach).status == 404)
     }
 
+    @Test func anErasedAccountsAvatarThumbnailLeavesWithTheAvatar() throws {
+        let directory = NSTemporaryDirectory() + "spotter-thumbnails-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try TestServer(dataDirectory: directory)
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let client = try api.signUp(role: "client", name: "Sara", email: "sara@thumbnails.test")
+        let url = try #require(try ProfileTests.putAvatar(server, client.access, Self.png(500, 500))["avatar_url"] as? String)
+        let thumbnail = try Self.get(server, url + "/thumbnail", client.access)
+        #expect(thumbnail.status == 200 && !MessagePurgeTests.filesHolding(thumbnail.body, under: directory).isEmpty)
+        #expect(try api.call("DELETE", "/v1/me", ["password": "secret1"], token: client.access).status == 204)
+        // Removed with the avatar's file at the erasure, not left for a purge.
+        #expect(MessagePurgeTests.filesHolding(thumbnail.body, under: directory) == [])
+    }
+
     @Test func aDeletedMessagesThumbnailIsPurgedWithItsOriginal() throws {
         let directory = NSTemporaryDirectory() + "spotter-thumbnails-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
