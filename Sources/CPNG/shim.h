@@ -7,4 +7,5 @@
 /* The simplified API's constants are macros built from macros: one spelling each for Swift. */
 static inline png_uint_32 spotter_png_image_version(void) { return PNG_IMAGE_VERSION; }
 static inline png_uint_32 spotter_png_format_rgba(void) { return PNG_FORMAT_RGBA; }
+static inline png_uint_32 spotter_png_format_rgb(void) { return PNG_FORMAT_RGB; }
 #endif

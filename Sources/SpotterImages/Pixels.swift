@@ -10,19 +10,6 @@ struct Pixels: Sendable, Equatable {
         self.rgb = rgb
     }
 
-    /// RGBA flattened onto white (a transparent PNG's background in a JPEG, which has no alpha).
-    init(width: Int, height: Int, rgba: [UInt8]) {
-        var rgb = [UInt8](repeating: 0, count: width * height * 3)
-        for pixel in 0..<(width * height) {
-            let alpha = Int(rgba[pixel * 4 + 3])
-            for channel in 0..<3 {
-                let value = Int(rgba[pixel * 4 + channel])
-                rgb[pixel * 3 + channel] = UInt8((value * alpha + 255 * (255 - alpha) + 127) / 255)
-            }
-        }
-        self.init(width: width, height: height, rgb: rgb)
-    }
-
     /// Scaled down (never up) to fit `side` × `side`, keeping the aspect ratio, each side at least one pixel; each
     /// pixel is the average of the box of pixels it covers.
     func fitting(_ side: Int) -> Pixels {
