@@ -246,3 +246,32 @@ struct ThumbnailerTests {
         #expect(try Thumbnailer.thumbnail(of: bad).width == 8)
     }
 }
+
+@Suite("Thumbnails of damaged files")
+struct DamagedImageTests {
+    /// Seeded so a failure replays: a few bytes of a valid image overwritten, or the file cut short, many times.
+    /// Whatever libjpeg and libpng make of each, the answer is a thumbnail within bounds or an error, never a crash.
+    @Test("mutated JPEGs and PNGs never crash and never exceed the bounds", arguments: [true, false])
+    func mutations(_ isJPEG: Bool) throws {
+        let original = isJPEG ? try Fixture.jpeg(48, 32) : Fixture.png(48, 32)
+        var state: UInt64 = isJPEG ? 0x9E37_79B9_7F4A_7C15 : 0xD1B5_4A32_D192_ED03
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var (made, refused) = (0, 0)
+        for _ in 0..<400 {
+            var bytes = original
+            for _ in 0..<(1 + next(4)) { bytes[8 + next(bytes.count - 8)] = UInt8(next(256)) }
+            if next(4) == 0 { bytes = Array(bytes.prefix(8 + next(bytes.count - 8))) }
+            do {
+                let thumbnail = try Thumbnailer.thumbnail(of: bytes)
+                #expect(thumbnail.width >= 1 && thumbnail.width <= 256 && thumbnail.height >= 1 && thumbnail.height <= 256)
+                made += 1
+            } catch {
+                refused += 1
+            }
+        }
+        #expect(made + refused == 400)
+    }
+}
