@@ -39,6 +39,9 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // HTTP/2 for the push providers (libcurl with nghttp2).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Thumbnails of uploaded images (SpotterImages): libjpeg-turbo and libpng.
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
 
         // libuv in Swift: loop, TCP, timers, cross-thread wake-ups, work queue.
         .target(name: "EventLoop", dependencies: ["CLibUV"]),
@@ -148,11 +151,16 @@ let package = Package(
             ]
         ),
 
+        // Thumbnails: JPEG and PNG decoded (bounded in pixels before decoding), scaled and encoded as a small JPEG.
+        // Pure and blocking (no files, no loop): the server calls it on the worker pool.
+        .target(name: "SpotterImages", dependencies: ["CJPEG", "CPNG"]),
+
         // Connection hub, HTTP side door, metrics: the shell around the pure modules.
         .target(
             name: "SpotterServer",
             dependencies: [
                 "EventLoop", "WebSocket", "SpotterPorts", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker", "SpotterWeb",
+                "SpotterImages",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -251,6 +259,7 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
+        .testTarget(name: "SpotterImagesTests", dependencies: ["SpotterImages"]),
         .testTarget(name: "SpotterPushCryptoTests", dependencies: ["SpotterPushCrypto", "Base64Codec", "SeededRandom"]),
         // The providers against local stand-ins (Tests/scripts/push-standins.py: h2, PyJWT, http_ece).
         .testTarget(name: "SpotterPushTests", dependencies: ["SpotterPush", "SpotterPorts", "SpotterCore", "SpotterPushCrypto", "TestSupport"]),
@@ -268,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "SpotterServerTests",
             dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS",
-                           "SeededRandom", "SpotterPush"]
+                           "SeededRandom", "SpotterPush", "SpotterImages"]
         ),
     ]
 )

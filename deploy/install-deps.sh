@@ -3,7 +3,8 @@
 # libuv, OpenSSL and SQLite development files, pkg-config to find them,
 # tzdata (session times in each user's time zone) and libcurl (SMS gateway);
 # libpq and libnats (the cluster engines: PostgreSQL store, NATS broker);
-# libcurl's development files with HTTP/2 (the push providers: APNs, FCM, Web Push).
+# libcurl's development files with HTTP/2 (the push providers: APNs, FCM, Web Push);
+# libjpeg-turbo and libpng (thumbnails of image attachments and avatars).
 # With --test, also what the test suite drives: Node.js (the JavaScript client's
 # tests) and Chromium with its driver (the console's browser test).
 # Debian 12; runs apt-get as root, or through sudo when not root.
@@ -20,7 +21,7 @@ if [ "${1:-}" = "--test" ]; then
 fi
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev libpq:libpq-dev libnats:libnats-dev \
-            libcurl:libcurl4-openssl-dev; do
+            libcurl:libcurl4-openssl-dev libjpeg:libjpeg62-turbo-dev libpng:libpng-dev; do
     module=${pair%%:*}
     package=${pair##*:}
     if ! pkg-config --exists "$module" 2>/dev/null; then missing+=("$package"); fi

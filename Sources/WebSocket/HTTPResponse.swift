@@ -46,6 +46,7 @@ public struct HTTPResponse: Sendable {
         case 408: return "Request Timeout"
         case 413: return "Content Too Large"
         case 415: return "Unsupported Media Type"
+        case 422: return "Unprocessable Content"
         case 426: return "Upgrade Required"
         case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"

@@ -83,7 +83,7 @@ public struct TranscriptReplayer {
         for step in steps {
             switch step {
             case .sendHTTP(let lines, let line):
-                http.socket.write(try requestBytes(lines, variables, line: line))
+                _ = http.socket.write(try requestBytes(lines, variables, line: line))
             case .expectHTTP(let expected, let line, let schema):
                 let response = try http.readResponse()
                 let actual = render(response)
@@ -117,16 +117,21 @@ public struct TranscriptReplayer {
     }
 
     /// The request: head lines up to the first empty one, joined by CRLF,
-    /// then the body lines (joined by LF, no trailing newline). A
+    /// then the body lines (joined by LF, no trailing newline); a body line
+    /// `{hex} 89 50 4e …` is those bytes (an image, which is not text). A
     /// `Content-Length: {auto}` header gets the body's byte count.
-    private func requestBytes(_ lines: [String], _ variables: [String: String], line: Int) throws -> String {
+    private func requestBytes(_ lines: [String], _ variables: [String: String], line: Int) throws -> [UInt8] {
         let text = try lines.map { try substitute($0, variables, line: line) }
         let blank = text.firstIndex(of: "") ?? text.count
-        let body = text.dropFirst(blank + 1).joined(separator: "\n")
-        let head = text[..<blank].map {
-            $0 == "Content-Length: {auto}" ? "Content-Length: \(body.utf8.count)" : $0
+        var body: [UInt8] = []
+        for (index, bodyLine) in text.dropFirst(blank + 1).enumerated() {
+            if index > 0 { body.append(0x0A) }
+            body += bodyLine.hasPrefix("{hex} ") ? try Self.hex(String(bodyLine.dropFirst(6)), name, line) : Array(bodyLine.utf8)
         }
-        return head.joined(separator: "\r\n") + "\r\n\r\n" + body
+        let head = text[..<blank].map {
+            $0 == "Content-Length: {auto}" ? "Content-Length: \(body.count)" : $0
+        }
+        return Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8) + body
     }
 
     /// Replaces `{$name}` with a value captured earlier, and `{now+N}` with the Unix time N seconds from now

@@ -79,7 +79,7 @@ export interface Message {
   client_message_id?: string;
   created_at: number;
   session_id?: string;
-  attachments?: { id: string; type: string; bytes: number }[];
+  attachments?: { id: string; type: string; bytes: number; thumbnail_url?: string }[];
   /** When the sender last edited it. */
   edited_at?: number;
   /** A tombstone: the message was deleted (no text, meal or attachments). */
@@ -117,7 +117,7 @@ export interface SpotterEvents {
   tier: { type: 'tier'; cursor: number; [key: string]: unknown };
   rating_prompt: { type: 'rating_prompt'; cursor: number; [key: string]: unknown };
   'message.edited': { type: 'message.edited'; cursor: number; thread_id: string; seq: number; text: string;
-    attachments?: { id: string; type: string; bytes: number }[]; edited_at: number };
+    attachments?: { id: string; type: string; bytes: number; thumbnail_url?: string }[]; edited_at: number };
   'message.deleted': { type: 'message.deleted'; cursor: number; thread_id: string; seq: number; by: 'sender' | 'admin' | 'erasure'; deleted_at: number };
   /** The peer's account was erased: their messages read as tombstones, their name is gone. */
   'user.erased': { type: 'user.erased'; cursor: number; thread_id: string; user_id: string };

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 extension AttachmentStore {
-    /// Removes the image kept under `digest` (an erased user's avatar) unless, asked again now, a user's avatar or
+    /// Removes the image kept under `digest` (an erased user's avatar), and its thumbnail, unless, asked again now, a user's avatar or
     /// an attachment names it (someone set the same image meanwhile). Answers whether the file was removed; a
     /// file already gone counts as removed. Blocking: call from a worker thread.
     @discardableResult
@@ -15,6 +15,7 @@ extension AttachmentStore {
         }
         guard !named else { return false }
         guard unlink(directory + "/" + digest) == 0 || errno == ENOENT else { throw AttachmentStoreError.io("unlink", errno) }
+        guard unlink(thumbnailPath(digest)) == 0 || errno == ENOENT else { throw AttachmentStoreError.io("unlink", errno) }
         return true
     }
 }

@@ -135,7 +135,7 @@ public final class AttachmentStore: Sendable {
     // MARK: - The purge
 
     /// Removes every kept file that no thread's `attachment` row and no user's avatar names any longer (a deleted
-    /// message's, an erased account's), and returns how many. A file modified less than `graceSeconds` ago stays:
+    /// message's, an erased account's, a replaced avatar's), with its thumbnail, and returns how many files. A file modified less than `graceSeconds` ago stays:
     /// an upload renames its file into place a moment before its row is committed (in this process or another of a
     /// cluster sharing the folder).
     public func removeUnnamedFiles(graceSeconds: Int64 = 2) throws -> Int {
@@ -144,10 +144,11 @@ public final class AttachmentStore: Sendable {
             throw AttachmentStoreError.io("opendir", errno)
         }
         let now = SystemClock().now  // the system clock, which wrote the files' times, not the server's test clock
-        var names: [String] = []
+        // Each file with the digest it belongs to: an original's is its name, a thumbnail's its original's.
+        var names: [(name: String, digest: String)] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if Self.isDigest(name) { names.append(name) }
+            if let digest = Self.owningDigest(name) { names.append((name, digest)) }
         }
         closedir(directory)
         guard !names.isEmpty else { return 0 }
@@ -157,7 +158,7 @@ public final class AttachmentStore: Sendable {
             return ids
         }
         var removed = 0
-        for name in names where !named.contains(name) {
+        for (name, digest) in names where !named.contains(digest) {
             let path = self.directory + "/" + name
             var info = stat()
             // Compared without subtracting the file's time (any number a file system holds).
@@ -169,12 +170,12 @@ public final class AttachmentStore: Sendable {
 
     // MARK: - Files
 
-    private static func makeDirectory(_ path: String) throws {
+    static func makeDirectory(_ path: String) throws {
         guard mkdir(path, 0o750) == 0 || errno == EEXIST else { throw AttachmentStoreError.io("mkdir", errno) }
     }
 
     /// Writes to a temporary name, syncs, then renames: a crash leaves either no file or the whole file.
-    private static func writeDurably(_ bytes: [UInt8], to path: String) throws {
+    static func writeDurably(_ bytes: [UInt8], to path: String) throws {
         let temporary = path + ".partial-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o640)
         guard fd >= 0 else { throw AttachmentStoreError.io("open", errno) }
@@ -203,7 +204,7 @@ public final class AttachmentStore: Sendable {
         }
     }
 
-    private static func readFile(_ path: String) throws -> [UInt8] {
+    static func readFile(_ path: String) throws -> [UInt8] {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw AttachmentStoreError.io("open", errno) }
         defer { close(fd) }

@@ -118,6 +118,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case quotaExceeded = "quota_exceeded"
     /// 415: an upload that is not a JPEG or PNG image or a PDF, read from its first bytes (not its name).
     case unsupportedAttachment = "unsupported_attachment"
+    /// 422: a JPEG or PNG whose header says more than 40 megapixels or more than 30 000 pixels a side (issue 30:
+    /// thumbnails; a decompression bomb is refused before it is decoded or kept).
+    case imageTooLarge = "image_too_large"
     /// 403: a feature the client's tier does not include (`--tiers`: attachments are Smart Premium's);
     /// `upgrade_to` names the tier that does. (`upgrade_required` is the WebSocket handshake's 426.)
     case planUpgradeRequired = "plan_upgrade_required"
@@ -334,6 +337,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .unsupportedAttachment:
             return (415, "Attach a JPEG or PNG image (up to 5 MB) or a PDF (up to 10 MB).",
                     "أرفق صورة بصيغة JPEG أو PNG (حتى 5 ميغابايت) أو ملف PDF (حتى 10 ميغابايت).")
+        case .imageTooLarge:
+            return (422, "This image has too many pixels. Send one of at most 40 megapixels and 30,000 pixels a side.",
+                    "تحتوي هذه الصورة على عدد كبير جدًا من البكسلات. أرسل صورة لا تتجاوز 40 ميغابكسل و30,000 بكسل في كل ضلع.")
         case .planUpgradeRequired:
             return (403, "Upgrade to Smart Premium for attachments.",
                     "رقِّ إلى Smart Premium لإرفاق الملفات.")

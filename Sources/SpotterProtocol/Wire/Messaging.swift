@@ -55,15 +55,28 @@ public struct SendMessageCommand: Codable, Sendable, Equatable {
     }
 }
 
-/// An uploaded attachment (`POST /v1/threads/{id}/attachments`): its id (the file's SHA-256), type and size.
+/// An uploaded attachment (`POST /v1/threads/{id}/attachments`): its id (the file's SHA-256), type and size, and
+/// where its thumbnail is read when it has one (a JPEG or PNG that could be read: a JPEG of at most 256 × 256).
 public struct AttachmentView: Codable, Sendable, Equatable {
     public var id: String
     public var type: String
     public var bytes: Int
-    public init(id: String, type: String, bytes: Int) {
+    public var thumbnailURL: String?
+    public init(id: String, type: String, bytes: Int, thumbnailURL: String? = nil) {
         self.id = id
         self.type = type
         self.bytes = bytes
+        self.thumbnailURL = thumbnailURL
+    }
+
+    /// The thumbnail's path of attachment `id` of `threadID`.
+    public static func thumbnailURL(threadID: String, id: String) -> String {
+        "/v1/threads/\(threadID)/attachments/\(id)/thumbnail"
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, type, bytes
+        case thumbnailURL = "thumbnail_url"
     }
 }
 

@@ -23,9 +23,13 @@ extension API {
             }
             let (attachments, uploader, clock) = (services.attachments, actor.userID, services.clock)
             run(status: 201, language, respond) { () -> AttachmentView in
+                // An image's thumbnail first (`API+Thumbnails`): a decompression bomb is refused before it is kept.
+                let thumbnail = kind == .pdf ? nil : try Thumbnails.make(fromUploadAt: file.path, attachments)
                 let saved = try attachments.saveFile(at: file.path, type: kind.rawValue, threadID: threadID, uploaderID: uploader,
                                                      now: clock.now)
-                return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes)
+                if let thumbnail { try attachments.keepThumbnail(thumbnail.jpeg, of: saved.id) }
+                return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes, thumbnailURL: attachments.hasThumbnail(saved.id)
+                    ? AttachmentView.thumbnailURL(threadID: threadID, id: saved.id) : nil)
             }
         }
     }

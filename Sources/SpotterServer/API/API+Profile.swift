@@ -71,7 +71,8 @@ extension API {
     // MARK: - Avatar
 
     /// `PUT /v1/me/avatar`: a JPEG or PNG (≤ 5 MB) as the body becomes the user's avatar. Signed in is all
-    /// the head needs; the body, on disk, is checked and kept under its digest.
+    /// the head needs; the body, on disk, is checked and kept under its digest, with its thumbnail
+    /// (`API+Thumbnails`).
     func admitAvatar(_ actor: Actor, _ language: Language) -> UploadReceived {
         { [self] file, respond in
             do {
@@ -82,7 +83,10 @@ extension API {
             }
             let services = self.services
             run(language, respond) { () -> UserView in
+                // Its thumbnail first: a decompression bomb is refused before it is kept.
+                let thumbnail = try Thumbnails.make(fromUploadAt: file.path, services.attachments)
                 let digest = try services.attachments.keepFile(at: file.path).id
+                if let thumbnail { try services.attachments.keepThumbnail(thumbnail.jpeg, of: digest) }
                 return try services.accounts.setAvatar(userID: actor.userID, digest).view
             }
         }
@@ -100,12 +104,7 @@ extension API {
         let services = self.services
         server.loop.runBlocking({
             blockingResult { () -> [UInt8] in
-                let owner = try services.accounts.user(id: userID)
-                let coachID = owner?.role == Role.client.rawValue ? try services.accounts.link(clientID: userID)?.coachId : nil
-                // Refused before revealing whether the user exists.
-                guard AccessPolicy.canSeeAvatar(actor, ownerID: userID, ownerRole: owner.flatMap { Role(rawValue: $0.role) } ?? .client,
-                                                ownerCoachID: coachID) else { throw APIError(.forbidden) }
-                guard let owner, owner.avatar == digest, let image = try services.attachments.contents(id: digest) else {
+                guard try services.mayReadAvatar(userID, digest, actor), let image = try services.attachments.contents(id: digest) else {
                     throw APIError(.notFound, field: "id")
                 }
                 return image

@@ -138,6 +138,9 @@ final class API {
         Endpoint("PUT", "me/avatar", uploadUpTo: AttachmentRules.Kind.png.maxBytes) { $0.admitAvatar($1.signedIn, $1.language) },
         Endpoint("DELETE", "me/avatar") { $0.removeAvatar($1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "users/*/avatar/*") { $0.avatar($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "users/*/avatar/*/thumbnail") {
+            $0.avatarThumbnail($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
+        },
         Endpoint("POST", "me/devices") { try $0.registerDevice($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "me/devices") { $0.listDevices($1.signedIn, $1.language, $1.respond) },
         Endpoint("DELETE", "me/devices/*") { $0.deleteDevice($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
@@ -167,6 +170,9 @@ final class API {
         },
         Endpoint("GET", "threads/*/attachments/*") {
             try $0.download($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
+        },
+        Endpoint("GET", "threads/*/attachments/*/thumbnail") {
+            try $0.downloadThumbnail($1.parameters[0], $1.parameters[1], $1.signedIn, $1.language, $1.respond)
         },
         Endpoint("GET", "admin/coaches/*/ratings") { try $0.coachRatings($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("POST", "admin/api-keys") { try $0.createAPIKey($1.request, $1.signedIn, $1.language, $1.respond) },

@@ -89,10 +89,17 @@ extension AppSocket {
         // sent like any message. (A delete of another message naming the same file may take it off the thread in
         // between: this message then names a file whose download answers not_found.)
         let store = api.services.attachments
-        api.server.loop.runBlocking({ blockingResult { try store.find(ids: attachments, threadID: threadID) } }, then: { [self] result in
+        api.server.loop.runBlocking({
+            blockingResult {
+                // With each file's thumbnail, when it has one (the view keeps its URL).
+                try store.find(ids: attachments, threadID: threadID)?.map { row in
+                    AttachmentView(id: row.id, type: row.type, bytes: row.bytes, thumbnailURL: store.hasThumbnail(row.id)
+                        ? AttachmentView.thumbnailURL(threadID: threadID, id: row.id) : nil)
+                }
+            }
+        }, then: { [self] result in
             switch result {
-            case .success(let rows?):
-                let found = rows.map { AttachmentView(id: $0.id, type: $0.type, bytes: $0.bytes) }
+            case .success(let found?):
                 send(.text, JSONText.encoder.encodeToString(AttachedText(text: text ?? "", attachments: found)), true)
             case .success(nil):
                 pendingSends -= 1
