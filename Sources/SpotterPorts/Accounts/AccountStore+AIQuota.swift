@@ -16,8 +16,8 @@ extension AccountStore {
         );
         """
 
-    /// A consume refused: the window's generations are used up until `resetsAt`. Thrown, so the transaction (and the
-    /// idempotency claim in it) rolls back: a retry after the reset may use the same `Idempotency-Key`.
+    /// A consume refused: the window's generations are used up until `resetsAt`. Nothing is kept (the idempotency
+    /// claim is deleted before the throw): a retry after the reset may use the same `Idempotency-Key`.
     public struct AIQuotaExhausted: Error, Sendable, Equatable {
         public var tier: String
         public var resetsAt: Int64
@@ -52,7 +52,15 @@ extension AccountStore {
                 let response: String = row["response"]
                 return response.isEmpty ? .inProgress : .replayed(response)
             }
-            guard let user = try AccountStore.user(db, id: userID), user.erasedAt == nil else { throw AccountStoreError.notFound }
+            // A refusal takes the claim back itself: PostgreSQL's writer commits a lone job that threw without an SQL
+            // error, so a throw alone would leave the key claimed and unanswered.
+            func release() throws {
+                try db.execute("DELETE FROM serviceRequest WHERE keyId = ? AND idempotencyKey = ?", [keyID, idempotencyKey])
+            }
+            guard let user = try AccountStore.user(db, id: userID), user.erasedAt == nil else {
+                try release()
+                throw AccountStoreError.notFound
+            }
             let allowance = AIQuota.allowance(role: user.role, tier: user.tier, metered: metered)
             let window = AIQuota.Window(at: now, span: allowance.span, in: TimeZoneRules.zone(user.timeZone))
             // A new window starts the count at 1; within the window it moves only while under the limit.
@@ -63,7 +71,10 @@ extension AccountStore {
                     windowStart = excluded.windowStart
                 WHERE aiQuota.windowStart <> excluded.windowStart OR aiQuota.used < ?
                 """, [userID, window.startsAt, Int64(allowance.limit ?? Int.max)])
-            guard db.changes > 0 else { throw AIQuotaExhausted(tier: user.tier, resetsAt: window.resetsAt) }
+            guard db.changes > 0 else {
+                try release()
+                throw AIQuotaExhausted(tier: user.tier, resetsAt: window.resetsAt)
+            }
             let used: Int64 = try db.fetchValue("SELECT used FROM aiQuota WHERE userId = ?", [userID]) ?? 1
             let view = AIGenerationConsumeView(
                 userId: userID, tier: metered && user.role == "client" ? user.tier : nil,

@@ -243,10 +243,10 @@ final class CoreRunner {
     // MARK: - Quotas (`--tiers`)
 
     /// The client's quota as their apps show it (reading their count first if needed); nil when not metered.
-    func quotaView(_ userID: String, then finish: @escaping (QuotaView?) -> Void) {
+    func quotaView(_ userID: String, knownAI: AIGenerationAllowance? = nil, then finish: @escaping (QuotaView?) -> Void) {
         let done = { [weak self] (view: QuotaView?) in
             guard let self, let view else { return finish(view) }
-            withAIGenerations(view, of: userID, then: finish)
+            withAIGenerations(view, of: userID, known: knownAI, then: finish)
         }
         switch core.quotaView(userID, context()) {
         case .ready(let view):
