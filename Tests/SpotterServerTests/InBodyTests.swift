@@ -103,4 +103,28 @@ struct InBodyTests {
         #expect(errorCode(try stranger.command("measurement.add", Self.scan(thread))) == "forbidden")
         #expect(errorCode(try stranger.command("measurement.add", Self.scan("no-such-thread"))) == "forbidden")
     }
+
+    /// The scan is in the log like any change of the record: after a restart it reads back whole, and the 7-day rule
+    /// goes on from it.
+    @Test func aScanSurvivesARestart() throws {
+        let directory = NSTemporaryDirectory() + "spotter-inbody-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var clientToken = "", thread = ""
+        do {
+            let server = try TestServer(dataDirectory: directory)
+            let pair = try CoachingFixture.linkedPair(on: server)
+            (clientToken, thread) = (pair.client.access, pair.thread)
+            let client = try SpotterSocket(port: server.port, token: clientToken)
+            _ = try client.result("measurement.add", Self.scan(thread))
+            _ = server.stop()
+        }
+        let server = try TestServer(dataDirectory: directory)
+        defer { server.stop() }
+        let client = try SpotterSocket(port: server.port, token: clientToken)
+        let record = try client.result("record", ["thread_id": thread])
+        let scan = try #require((record["measurements"] as? [[String: Any]])?.first)
+        #expect(scan["method"] as? String == "inbody" && scan["body_fat_percent"] as? Double == 18.5)
+        #expect((scan["inbody"] as? [String: Any])?["basal_metabolic_rate_kcal"] as? Int == 1838)
+        #expect(errorCode(try client.command("measurement.add", Self.scan(thread))) == "measurement_too_soon")
+    }
 }
