@@ -1,4 +1,5 @@
 import SpotterCore
+import SpotterPorts
 
 /// The PostgreSQL schema, as numbered migrations that never change once shipped (`spotter migrate --store
 /// postgres://…` applies the missing ones; so does every start). The log and its views mirror the SQLite ones
@@ -355,6 +356,8 @@ public enum PostgresSchema {
             );
             CREATE INDEX sessionFeedback_author ON sessionFeedback (authorId);
             """),
+        // AI-generation quotas (issue 30 item 4), as SQLite's "v26-ai-quota" (`AccountStore.aiQuotaSchema`).
+        Migration(name: "v16-ai-quota", sql: AccountStore.aiQuotaSchema),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

@@ -120,6 +120,8 @@ public final class Server: @unchecked Sendable {
         web = Self.webFiles(config.webRoot, logger)
         outbound = OutboundLedger(maxAccountBytes: config.maxAccountOutboundBytes)
         runner = CoreRunner(config: config, loop: loop, log: storage.chat, directory: directory, logger: logger, metrics: metrics)
+        let metered = config.tiers
+        runner.aiGenerations = { userID, now in try? accounts.aiGenerations(userID: userID, metered: metered, now: now) }
         api = API(server: ServerParts(config: config, loop: loop, logger: logger, metrics: metrics, runner: runner,
                                       outbound: outbound), services: services, revoked: revoked)
         purger = Purger(storage: storage, attachments: services.attachments, metrics: metrics, logger: logger)

@@ -1,6 +1,7 @@
 import GRDB
 import Logging
 import SpotterCore
+import SpotterPorts
 
 #if canImport(Glibc)
 import Glibc
@@ -251,6 +252,8 @@ public final class Store: Sendable {
                 CREATE INDEX sessionFeedback_author ON sessionFeedback(authorId);
                 """)
         }
+        // AI-generation quotas (issue 30 item 4): one counter per user, see `AccountStore.consumeAIGeneration`.
+        migrator.registerMigration("v26-ai-quota") { db in try db.execute(sql: AccountStore.aiQuotaSchema) }
         return migrator
     }()
 }

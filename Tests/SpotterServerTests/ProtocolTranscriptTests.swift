@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import SpotterCore
 
 /// Every example in `Protocol/examples/` is replayed against a live server,
 /// so the documentation cannot drift from what the server says.
@@ -30,6 +31,12 @@ struct ProtocolTranscriptTests {
             config.ratings = lines.contains("# server: --ratings")
         }
         defer { server.stop() }
+        // `# server: --admin`: an admin exists (admin@example.com, password adminpass), as `spotter admin create-admin` makes one.
+        if lines.contains("# server: --admin") {
+            _ = try server.accounts.createUser(id: "00000000-0000-4000-8000-00000000a0d1", role: "admin", fullName: "Admin",
+                                               email: "admin@example.com", phone: nil,
+                                               passwordHash: PasswordHasher(logN: 10).hash("adminpass"), now: 0)
+        }
         let samples = try transcript.replay(port: server.port)
         // Tests/scripts/validate-schemas.py checks these against Protocol/schemas.
         let directory = Self.examples.deletingLastPathComponent().deletingLastPathComponent()

@@ -411,6 +411,7 @@ public struct CoachingBook: Sendable {
             guard value.isFinite, range.contains(value) else { throw .outOfRange(field) }
             return value
         }
+        if method != "inbody", command.inbody != nil { throw .badValue("inbody") }
         switch method {
         case "navy":
             view.heightCm = try length(command.heightCm, "height_cm", 100...250)
@@ -433,6 +434,10 @@ public struct CoachingBook: Sendable {
             view.age = age
             view.skinfoldsMm = given
             fat = BodyComposition.skinfolds(sex: sex, age: age, folds: folds, threeSite: method == "skinfold3")
+        case "inbody":
+            let (scan, scanned) = try Self.inbodyScan(command)
+            view.inbody = scan
+            fat = scanned
         default:
             throw .badValue("method")
         }

@@ -54,6 +54,7 @@ extension CoachingCore {
         case .addMeasurement(let command):
             thread = try writableThread(command.threadId, of: userID, as: .client)
             side = .client
+            try checkInBodyAllowance(command, of: userID, context)
             bodies = try Self.rule { () throws(RecordError) in
                 try coaching.addMeasurement(id: context.newID(), clientID: userID, command: command, now: now)
             }

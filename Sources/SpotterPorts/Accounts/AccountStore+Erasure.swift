@@ -4,6 +4,7 @@
 /// `erasure` record); the bytes leave the disk with the purge (`POST /v1/admin/purge`).
 ///
 /// What goes, in one transaction:
+/// - the AI-generation counter (`aiQuota`);
 /// - the profile: name, email, phone, password hash, avatar, last seen, time zone (the email and the phone are free
 ///   for a new sign-up at once);
 /// - every session: each refresh-token family revoked (the rows stay, holding only digests, so that a starting
@@ -69,6 +70,7 @@ extension AccountStore {
         try db.execute("DELETE FROM threadMute WHERE userId = ?", [userID])
         try db.execute("DELETE FROM clientProfile WHERE userId = ?", [userID])
         try db.execute("DELETE FROM weightEntry WHERE clientId = ?", [userID])
+        try db.execute("DELETE FROM aiQuota WHERE userId = ?", [userID])
         try db.execute("UPDATE rating SET feedback = NULL WHERE clientId = ?", [userID])
         try db.execute("UPDATE sessionFeedback SET notes = NULL WHERE authorId = ?", [userID])
         try db.execute("DELETE FROM emailChange WHERE userId = ?", [userID])

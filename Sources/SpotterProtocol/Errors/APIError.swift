@@ -49,6 +49,10 @@ public struct APIError: Error, Sendable, Equatable {
             Self.append(#","upgrade_to":"#, to: &out)
             JSONText.appendString(upgrade, to: &out)
         }
+        if case .aiGenerationQuota(_, let resetsAt) = detail {
+            Self.append(#","resets_at":"#, to: &out)
+            Self.append(String(resetsAt), to: &out)
+        }
         if case .linkedClients(let count) = detail {
             Self.append(#","linked_clients":"#, to: &out)
             Self.append(String(count), to: &out)
@@ -75,6 +79,10 @@ public enum ErrorDetail: Sendable, Equatable {
     case attachments
     /// Freemium keeps `limit` progress photos; Premium and up, any number.
     case progressPhotos(limit: Int)
+    /// The AI generations of `tier`'s window are used up; the window starts again at `resetsAt` (Unix seconds).
+    case aiGenerationQuota(tier: String, resetsAt: Int64)
+    /// InBody scans are Premium's and up (seed 000 FR-PROGRESS-03).
+    case inbody
     /// A coach's erasure refused: `count` clients are linked to them (`coach_has_clients`).
     case linkedClients(count: Int)
 
@@ -87,9 +95,9 @@ public enum ErrorDetail: Sendable, Equatable {
             return tier == "freemium" ? "premium" : nil  // Premium and Smart Premium calls are as long
         case .attachments:
             return "smart_premium"
-        case .progressPhotos:
+        case .progressPhotos, .inbody:
             return "premium"
-        case .messageQuota(let tier), .callQuota(let tier):
+        case .messageQuota(let tier), .callQuota(let tier), .aiGenerationQuota(let tier, _):
             switch tier {
             case "freemium": return "premium"
             case "premium": return "smart_premium"
@@ -110,6 +118,11 @@ public enum ErrorDetail: Sendable, Equatable {
                 : "Freemium keeps up to \(limit) progress photos. Upgrade to Premium for unlimited progress photos."
         case .linkedClients(let count):
             return ErrorDetail.linkedClientsMessage(count, ar)
+        case .inbody:
+            return ar ? "تتبّع فحوصات InBody متاح في باقتي Premium و Smart Premium. رقِّ اشتراكك إلى Premium لتسجيل فحوصاتك."
+                : "InBody tracking is for Premium and Smart Premium. Upgrade to Premium to record your InBody scans."
+        case .aiGenerationQuota(let tier, _):
+            return ErrorDetail.aiGenerationMessage(tier, ar)
         case .messageQuota(let tier):
             switch tier {
             case "freemium":
@@ -142,6 +155,21 @@ public enum ErrorDetail: Sendable, Equatable {
 }
 
 extension ErrorDetail {
+    /// Seed 001: Free 1 a week, Basic 3 a week, Premium 3 a day (Spotter's Freemium, Premium, Smart Premium).
+    static func aiGenerationMessage(_ tier: String, _ arabic: Bool) -> String {
+        switch tier {
+        case "freemium":
+            return arabic ? "استخدمت توليد الذكاء الاصطناعي المتاح لك هذا الأسبوع. رقِّ إلى Premium لثلاثة في الأسبوع، أو إلى Smart Premium لثلاثة في اليوم."
+                : "You have used your AI generation for this week. Upgrade to Premium for 3 a week, or to Smart Premium for 3 a day."
+        case "premium":
+            return arabic ? "استخدمت توليدات الذكاء الاصطناعي الثلاثة المتاحة لك هذا الأسبوع. رقِّ إلى Smart Premium لثلاثة في اليوم."
+                : "You have used your 3 AI generations for this week. Upgrade to Smart Premium for 3 a day."
+        default:
+            return arabic ? "استخدمت توليدات الذكاء الاصطناعي الثلاثة المتاحة لك اليوم. يتجدد رصيدك عند منتصف الليل."
+                : "You have used your 3 AI generations for today. They renew at midnight."
+        }
+    }
+
     /// "Hand your N clients to another coach or end the links first" (Arabic has its own words for one and two).
     static func linkedClientsMessage(_ count: Int, _ arabic: Bool) -> String {
         guard arabic else {

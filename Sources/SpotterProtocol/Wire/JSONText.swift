@@ -295,6 +295,7 @@ extension QuotaEvent {
     /// After every accepted send of a metered client.
     public var jsonText: String {
         var inner = JSONText()
+        if let ai = quota.aiGenerations { inner.field("ai_generations", json: ai.jsonText) }
         inner.field("attachments", quota.attachments)
         inner.field("call_minutes", Int64(quota.callMinutes))
         inner.field("calls", json: quota.calls.jsonText)

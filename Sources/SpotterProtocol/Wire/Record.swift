@@ -140,9 +140,12 @@ public struct MeasurementView: Codable, Sendable, Equatable {
     public var skinfoldsMm: [String: Double]?
     public var bodyFatPercent: Double
     public var createdAt: Int64
+    /// `method: "inbody"`: the scan's figures (its `body_fat_percent` is `body_fat_percent` above).
+    public var inbody: InBodyScan?
     public init(id: String, clientId: String, method: String, sex: String, age: Int?, heightCm: Double?,
                 neckCm: Double?, waistCm: Double?, hipCm: Double?, skinfoldsMm: [String: Double]?,
-                bodyFatPercent: Double, createdAt: Int64) {
+                bodyFatPercent: Double, createdAt: Int64, inbody: InBodyScan? = nil) {
+        self.inbody = inbody
         self.id = id
         self.clientId = clientId
         self.method = method
@@ -157,7 +160,7 @@ public struct MeasurementView: Codable, Sendable, Equatable {
         self.createdAt = createdAt
     }
     enum CodingKeys: String, CodingKey {
-        case id, method, sex, age
+        case id, method, sex, age, inbody
         case clientId = "client_id"
         case heightCm = "height_cm"
         case neckCm = "neck_cm"
@@ -316,8 +319,10 @@ public struct MeasurementAddCommand: Codable, Sendable, Equatable, KnownFields {
     public var waistCm: Double?
     public var hipCm: Double?
     public var skinfoldsMm: [String: Double]?
+    /// `method: "inbody"` (Premium and up): the scan's figures.
+    public var inbody: InBodyScan?
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case method, sex, age
+        case method, sex, age, inbody
         case threadId = "thread_id"
         case heightCm = "height_cm"
         case neckCm = "neck_cm"

@@ -27,8 +27,10 @@ public struct QuotaView: Codable, Sendable, Equatable {
     public var resetsAt: Int64
     /// From 80 % of the messages on: "3 messages remaining", in the user's language.
     public var warning: String?
+    /// The AI generations of the current week or day (issue 30 item 4); absent where the server does not know them.
+    public var aiGenerations: AIGenerationAllowance?
     public init(tier: String, messages: QuotaAllowance, calls: QuotaAllowance, callMinutes: Int, attachments: Bool,
-                resetsAt: Int64, warning: String?) {
+                resetsAt: Int64, warning: String?, aiGenerations: AIGenerationAllowance? = nil) {
         self.tier = tier
         self.messages = messages
         self.calls = calls
@@ -36,9 +38,11 @@ public struct QuotaView: Codable, Sendable, Equatable {
         self.attachments = attachments
         self.resetsAt = resetsAt
         self.warning = warning
+        self.aiGenerations = aiGenerations
     }
     enum CodingKeys: String, CodingKey {
         case tier, messages, calls, attachments, warning
+        case aiGenerations = "ai_generations"
         case callMinutes = "call_minutes"
         case resetsAt = "resets_at"
     }

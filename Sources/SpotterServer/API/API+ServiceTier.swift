@@ -11,7 +11,7 @@ extension API {
     /// The scope a key needs to set tiers.
     static let tierScope = "tier"
     /// Scopes a key can be made with.
-    static let knownScopes: Set<String> = [tierScope]
+    static let knownScopes: Set<String> = [tierScope, quotaScope]
 
     func serviceSetTier(_ userID: String, _ request: HTTPRequest, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
         guard let key = bearerToken(request), key.hasPrefix(API.apiKeyPrefix) else { throw APIError(.unauthorized) }

@@ -192,6 +192,10 @@ final class API {
         Endpoint("PUT", "services/users/*/tier", auth: false) {
             try $0.serviceSetTier($1.parameters[0], $1.request, $1.language, $1.respond)
         },
+        // The AI service's call (API key with the `quota` scope), idempotent by `Idempotency-Key`.
+        Endpoint("POST", "services/users/*/quotas/ai_generation/consume", auth: false) {
+            try $0.serviceConsumeAIGeneration($1.parameters[0], $1.request, $1.language, $1.respond)
+        },
         // A service's call: its API key is checked by the handler (it is not a user's token).
         Endpoint("POST", "threads/*/system-messages", auth: false) {
             try $0.postSystemMessage($1.parameters[0], $1.request, $1.language, $1.respond)

@@ -76,7 +76,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         self.connection = connection
         api.server.outbound.add(connection, account: actor.userID)
         runner.attach(self)
-        withUser { [self] user in
+        withUserAndAIGenerations { [self] user, ai in
             guard let user else {
                 connection.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "account not found")
                 return
@@ -87,7 +87,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
             lastSentCursor = cursor
             send(HelloEvent(user: user.view, expiresAt: expiresAt, cursor: cursor).jsonText)
             // A metered client's quota comes next (`--tiers`; a value, not a logged event), then the replay.
-            runner.quotaView(actor.userID) { [weak self] view in
+            runner.quotaView(actor.userID, knownAI: ai) { [weak self] view in
                 guard let self else { return }
                 if let view { send(QuotaEvent(quota: view).jsonText) }
                 if let resumeCursor {
@@ -101,7 +101,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
 
     /// The socket's user, from the user directory at once (no SQLite on a connect), or read on the pool when
     /// the directory does not have them; nil if the account is gone or could not be read.
-    private func withUser(_ then: @escaping (UserRecord?) -> Void) {
+    func withUser(_ then: @escaping (UserRecord?) -> Void) {
         let accounts = api.services.accounts
         if let known = accounts.directory?.user(id: actor.userID) {
             then(known)

@@ -15,7 +15,8 @@ extension ExportCursor {
         let profile = ProfileDocument(
             user: user.view, createdAt: user.createdAt, tier: user.role == "client" ? user.tier : nil,
             avatar: user.avatar, lastSeenAt: try accounts.lastSeenAt(userID: userID),
-            pendingEmailChange: pending.map { PendingEmail(email: $0.email, issuedAt: $0.issuedAt) })
+            pendingEmailChange: pending.map { PendingEmail(email: $0.email, issuedAt: $0.issuedAt) },
+            aiGenerations: try accounts.aiQuotaCounter(userID: userID))
         let onboarding = OnboardingDocument(profile: try accounts.clientProfile(userID: userID),
                                             weights: try accounts.weightEntries(clientID: userID))
         let coaching = CoachingDocument(
@@ -55,8 +56,11 @@ struct ProfileDocument: Encodable {
     var avatar: String?
     var lastSeenAt: Int64?
     var pendingEmailChange: PendingEmail?
+    /// The AI-generation counter (`aiQuota`), if the user ever consumed one.
+    var aiGenerations: AccountStore.AIQuotaCounter?
     enum CodingKeys: String, CodingKey {
         case user, tier, avatar
+        case aiGenerations = "ai_generations"
         case createdAt = "created_at", lastSeenAt = "last_seen_at", pendingEmailChange = "pending_email_change"
     }
 }

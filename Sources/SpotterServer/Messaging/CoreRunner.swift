@@ -38,6 +38,8 @@ final class CoreRunner {
     var checkpointRemaining: [[ThreadSnapshot]] = []
     /// Commands waiting for a thread to be read from the store (cluster mode), by thread id.
     var waitingForThread: [String: [(APIError?) -> Void]] = [:]
+    /// Reads a user's AI generations of the current window (off the loop); set by the server (`CoreRunner+AIQuota`).
+    var aiGenerations: (@Sendable (String, Int64) -> AIGenerationAllowance?)?
 
     init(config: ServerConfig, loop: Loop, log: any ChatStore, directory: UserDirectory?, logger: Logger, metrics: ServerMetrics) {
         self.config = config
@@ -241,7 +243,11 @@ final class CoreRunner {
     // MARK: - Quotas (`--tiers`)
 
     /// The client's quota as their apps show it (reading their count first if needed); nil when not metered.
-    func quotaView(_ userID: String, then done: @escaping (QuotaView?) -> Void) {
+    func quotaView(_ userID: String, knownAI: AIGenerationAllowance? = nil, then finish: @escaping (QuotaView?) -> Void) {
+        let done = { [weak self] (view: QuotaView?) in
+            guard let self, let view else { return finish(view) }
+            withAIGenerations(view, of: userID, known: knownAI, then: finish)
+        }
         switch core.quotaView(userID, context()) {
         case .ready(let view):
             done(view)
