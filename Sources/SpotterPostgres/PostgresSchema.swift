@@ -355,6 +355,17 @@ public enum PostgresSchema {
             );
             CREATE INDEX sessionFeedback_author ON sessionFeedback (authorId);
             """),
+        // Sign in with Apple and Google (issue 30 item 11), as SQLite's "v28-identity-links".
+        Migration(name: "v18-identity-links", sql: """
+            CREATE TABLE identityLink (
+                provider text NOT NULL,
+                subject text NOT NULL,
+                userId text NOT NULL,
+                linkedAt bigint NOT NULL,
+                PRIMARY KEY (provider, subject)
+            );
+            CREATE INDEX identityLink_user ON identityLink (userId);
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

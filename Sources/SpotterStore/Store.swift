@@ -251,6 +251,19 @@ public final class Store: Sendable {
                 CREATE INDEX sessionFeedback_author ON sessionFeedback(authorId);
                 """)
         }
+        // Sign in with Apple and Google (issue 30 item 11): the provider's subject → the user; see `AccountStore+Identity`.
+        migrator.registerMigration("v28-identity-links") { db in
+            try db.execute(sql: """
+                CREATE TABLE identityLink (
+                    provider TEXT NOT NULL,
+                    subject TEXT NOT NULL,
+                    userId TEXT NOT NULL,
+                    linkedAt INTEGER NOT NULL,
+                    PRIMARY KEY (provider, subject)
+                );
+                CREATE INDEX identityLink_user ON identityLink(userId);
+                """)
+        }
         return migrator
     }()
 }
