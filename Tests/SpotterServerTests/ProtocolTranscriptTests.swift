@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import SpotterCore
+import SpotterServer
 import TestSupport
 
 /// Every example in `Protocol/examples/` is replayed against a live server,
@@ -28,6 +30,14 @@ struct ProtocolTranscriptTests {
         let server = try TestServer { config in
             config.tiers = lines.contains("# server: --tiers")
             config.ratings = lines.contains("# server: --ratings")
+            // Sign in with Apple: the fixture key set, and the clock at the time its tokens were signed for.
+            if lines.contains("# server: --identity-fixture") {
+                config.clock = TestClock(now: 1_800_000_000)
+                config.identity.apple = IdentitySettings.Provider(
+                    keys: Self.examples.deletingLastPathComponent().deletingLastPathComponent()
+                        .appendingPathComponent("Tests/fixtures/identity/test-provider-jwks.json").path,
+                    audiences: ["com.example.spotter"])
+            }
         }
         defer { server.stop() }
         let samples = try transcript.replay(port: server.port)

@@ -1,0 +1,356 @@
+import Foundation
+import SpotterCore
+import SpotterPush
+import SpotterServer
+import Testing
+import TestSupport
+
+/// Sign in with Apple and Google over a real server (issue 30 item 11, seed 001 "Platform"): sign-up, sign-in,
+/// linking by a verified email only, the typed refusals, the key set's cache (a file and a URL), erasure.
+@Suite("Sign in with Apple and Google", .serialized)
+struct IdentitySignInTests {
+    static let appleAudience = "com.example.spotter"
+    static let googleAudience = "123-abc.apps.googleusercontent.com"
+
+    /// A key set file holding `forges`' keys, in a fresh temporary folder.
+    static func keySetFile(_ forges: [IDTokenForge]) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-jwks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("keys.json")
+        try forges[0].jwks(forges.map { $0.jwk() }).write(to: file)
+        return file.path
+    }
+
+    static func apple(_ forge: IDTokenForge, subject: String, now: Int64, email: String? = nil, verified: Any? = nil,
+                      change: (inout [String: Any]) -> Void = { _ in }) -> String {
+        var claims = IDTokenForge.claims(issuer: "https://appleid.apple.com", audience: appleAudience, subject: subject, now: now,
+                                         email: email, emailVerified: verified)
+        change(&claims)
+        return forge.token(claims)
+    }
+
+    static func google(_ forge: IDTokenForge, subject: String, now: Int64, email: String?, verified: Any?) -> String {
+        forge.token(IDTokenForge.claims(issuer: "https://accounts.google.com", audience: googleAudience, subject: subject,
+                                        now: now, email: email, emailVerified: verified))
+    }
+
+    @Test func signsUpThenInAndJoinsAnAccountOnlyByAVerifiedEmail() throws {
+        let forge = IDTokenForge()
+        let keys = try Self.keySetFile([forge])
+        let clock = TestClock()
+        let fixture = try CoachingFixture { config in
+            config.clock = clock
+            config.identity.apple = IdentitySettings.Provider(keys: keys, audiences: [Self.appleAudience])
+            config.identity.google = IdentitySettings.Provider(keys: keys, audiences: ["other", Self.googleAudience])
+        }
+        defer { fixture.server.stop() }
+        let api = fixture.api
+        let now = clock.now
+
+        // A new person: a client account, the verified email kept, the app's name used.
+        let first = try api.call("POST", "/v1/auth/apple", [
+            "id_token": Self.apple(forge, subject: "001.rana", now: now, email: "Rana@Example.com", verified: "true"),
+            "full_name": "Rana", "time_zone": "Asia/Riyadh"])
+        #expect(first.status == 201)
+        let user = try #require(first.object("user"))
+        #expect(user["role"] as? String == "client")
+        #expect(user["email"] as? String == "rana@example.com")
+        #expect(user["full_name"] as? String == "Rana")
+        #expect(user["time_zone"] as? String == "Asia/Riyadh")
+        let ranaID = try #require(user["id"] as? String)
+        // The same subject again (no email this time): the same account, 200.
+        let again = try api.call("POST", "/v1/auth/apple", ["id_token": Self.apple(forge, subject: "001.rana", now: now)])
+        #expect(again.status == 200)
+        #expect(again.object("user")?["id"] as? String == ranaID)
+        // The session is an ordinary one: /v1/me and a refresh work.
+        #expect(try api.call("GET", "/v1/me", token: again.string("access_token")).string("id") == ranaID)
+        #expect(try api.call("POST", "/v1/auth/refresh", ["refresh_token": again.string("refresh_token")!]).status == 200)
+
+        // Google, with the verified email of an existing password account: that account, linked from now on.
+        let clientA = try #require(try api.call("GET", "/v1/me", token: fixture.clientA.access).string("email"))
+        let joined = try api.call("POST", "/v1/auth/google", [
+            "id_token": Self.google(forge, subject: "g-1", now: now, email: clientA.uppercased(), verified: true)])
+        #expect(joined.status == 200)
+        #expect(joined.object("user")?["id"] as? String == fixture.clientA.id)
+        #expect(try fixture.server.accounts.identityLinks(userID: fixture.clientA.id).map(\.subject) == ["g-1"])
+        // Once linked, the subject signs in even when the email changed at the provider.
+        let moved = try api.call("POST", "/v1/auth/google", [
+            "id_token": Self.google(forge, subject: "g-1", now: now, email: "new@example.com", verified: true)])
+        #expect(moved.object("user")?["id"] as? String == fixture.clientA.id)
+
+        // An unverified email never joins an account, and is not stored: a new account without one.
+        let clientB = try #require(try api.call("GET", "/v1/me", token: fixture.clientB.access).string("email"))
+        for (index, flag) in ([false, "false", "True", 1] as [Any]).enumerated() {
+            let unverified = try api.call("POST", "/v1/auth/google", [
+                "id_token": Self.google(forge, subject: "g-unverified-\(index)", now: now, email: clientB, verified: flag)])
+            #expect(unverified.status == 201)
+            #expect(unverified.object("user")?["id"] as? String != fixture.clientB.id)
+            #expect(unverified.object("user")?["email"] == nil)
+        }
+        // An admin's email is never joined to a provider account.
+        let admin = try api.call("POST", "/v1/auth/google", [
+            "id_token": Self.google(forge, subject: "g-admin", now: now, email: "admin@spotter.test", verified: true)])
+        #expect(admin.status == 403)
+        #expect(admin.errorCode == "forbidden")
+        #expect(try fixture.server.accounts.identityLinks(userID: fixture.admin.id).isEmpty)
+        // A coach's verified email joins the coach's account (role kept).
+        let coachEmail = try #require(try api.call("GET", "/v1/me", token: fixture.coachX.access).string("email"))
+        let coach = try api.call("POST", "/v1/auth/apple", [
+            "id_token": Self.apple(forge, subject: "001.coach", now: now, email: coachEmail, verified: true)])
+        #expect(coach.status == 200)
+        #expect(coach.object("user")?["role"] as? String == "coach")
+
+        // Erasure removes the links: the Apple account signs up afresh afterwards.
+        #expect(try api.call("DELETE", "/v1/admin/users/\(ranaID)", token: fixture.admin.access).status == 204)
+        #expect(try fixture.server.accounts.identityLinks(userID: ranaID).isEmpty)
+        let afresh = try api.call("POST", "/v1/auth/apple", ["id_token": Self.apple(forge, subject: "001.rana", now: now)])
+        #expect(afresh.status == 201)
+        #expect(afresh.object("user")?["id"] as? String != ranaID)
+    }
+
+    @Test func everyBadTokenIsATypedRefusalThatSaysNoMore() throws {
+        let forge = IDTokenForge()
+        let stranger = IDTokenForge(kid: forge.kid)
+        let keys = try Self.keySetFile([forge])
+        let clock = TestClock()
+        let server = try TestServer { config in
+            config.clock = clock
+            config.identity.apple = IdentitySettings.Provider(keys: keys, audiences: [Self.appleAudience])
+        }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let now = clock.now
+        func refusal(_ body: [String: Any], _ path: String = "/v1/auth/apple") throws -> (Int, String?, String?) {
+            let answer = try api.call("POST", path, body)
+            return (answer.status, answer.errorCode, answer.errorField)
+        }
+        let valid = Self.apple(forge, subject: "s", now: now)
+        let parts = valid.split(separator: ".").map(String.init)
+        let invalid = (401, "invalid_id_token" as String?, "id_token" as String?)
+        let cases: [(String, String)] = [
+            ("another audience", Self.apple(forge, subject: "s", now: now) { $0["aud"] = "com.example.other" }),
+            ("another issuer", Self.apple(forge, subject: "s", now: now) { $0["iss"] = "https://accounts.google.com" }),
+            ("another signer", Self.apple(stranger, subject: "s", now: now)),
+            ("unknown kid", forge.token(IDTokenForge.claims(issuer: "https://appleid.apple.com", audience: Self.appleAudience,
+                                                            subject: "s", now: now), header: ["alg": "RS256", "kid": "nope"])),
+            ("alg none", IDTokenForge.base64url(IDTokenForge.json(["alg": "none", "kid": forge.kid])) + "." + parts[1] + "."),
+            ("HS256", IDTokenForge.base64url(IDTokenForge.json(["alg": "HS256", "kid": forge.kid])) + "." + parts[1] + "." + parts[2]),
+            ("tampered", parts[0] + "." + IDTokenForge.base64url(IDTokenForge.json(
+                IDTokenForge.claims(issuer: "https://appleid.apple.com", audience: Self.appleAudience, subject: "admin", now: now)))
+                + "." + parts[2]),
+            ("bad base64url", parts[0] + "." + parts[1] + "." + parts[2] + "="),
+            ("control characters", parts[0] + "\u{1}." + parts[1] + "." + parts[2]),
+            ("huge", valid + String(repeating: "A", count: 9000)),
+            ("not a JWT", "hello"),
+        ]
+        for (name, token) in cases {
+            let answer = try refusal(["id_token": token])
+            #expect(answer == invalid, "\(name)")
+        }
+        let expired = try refusal(["id_token": Self.apple(forge, subject: "s", now: now - 3600)])
+        #expect(expired == (401, "id_token_expired", "id_token"))
+        let future = try refusal(["id_token": Self.apple(forge, subject: "s", now: now + 3600)])
+        #expect(future == (401, "id_token_expired", "id_token"))
+        let nonce = try refusal(["id_token": valid, "nonce": "abc"])
+        #expect(nonce == (401, "invalid_id_token", "nonce"))
+        // The request's own checks come first.
+        #expect(try refusal([:]) == (400, "missing_field", "id_token"))
+        #expect(try refusal(["id_token": ""]) == (400, "missing_field", "id_token"))
+        #expect(try refusal(["id_token": 5]).1 == "bad_request")
+        #expect(try refusal(["id_token": valid, "nonce": ""]) == (400, "bad_request", "nonce"))
+        #expect(try refusal(["id_token": valid, "nonce": String(repeating: "n", count: 257)]) == (400, "bad_request", "nonce"))
+        #expect(try refusal(["id_token": valid, "provider": "apple"]) == (400, "unknown_field", "provider"))
+        #expect(try refusal(["id_token": valid, "time_zone": "EST"]).1 == "invalid_time_zone")
+        // Google is off on this server.
+        #expect(try refusal(["id_token": valid], "/v1/auth/google") == (404, "sign_in_provider_disabled", nil))
+        // In Arabic, and with no detail of which check failed.
+        let arabic = try api.call("POST", "/v1/auth/apple", ["id_token": Self.apple(stranger, subject: "s", now: now)],
+                                  headers: [("Accept-Language", "ar")])
+        #expect(arabic.errorMessage == "تعذّر تسجيل دخولك بهذا الحساب. يرجى المحاولة مرة أخرى.")
+        #expect(arabic.json["error"].map { "\($0)" }?.contains("signature") == false)
+        // None of these made an account; the valid token still signs up.
+        #expect(try api.call("POST", "/v1/auth/apple", ["id_token": valid]).status == 201)
+    }
+
+    @Test func aRotatedKeyIsFetchedOnceAndAForgedKidCannotMakeTheServerRefetch() throws {
+        let old = IDTokenForge(kid: "2026-a")
+        let new = IDTokenForge(kid: "2026-b")
+        let keys = try Self.keySetFile([old])
+        let clock = TestClock()
+        let server = try TestServer { config in
+            config.clock = clock
+            config.identity.apple = IdentitySettings.Provider(keys: keys, audiences: [Self.appleAudience])
+        }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        func signIn(_ forge: IDTokenForge) throws -> Int {
+            try api.call("POST", "/v1/auth/apple", ["id_token": Self.apple(forge, subject: forge.kid, now: clock.now)]).status
+        }
+        #expect(try signIn(old) == 201)
+        // The provider rotates: the file now holds the new key only.
+        try old.jwks([new.jwk()]).write(to: URL(fileURLWithPath: keys))
+        // Within a minute of the last read, an unknown kid makes no read: refused.
+        #expect(try signIn(new) == 401)
+        clock.advance(by: 61)
+        #expect(try signIn(new) == 201)  // one read, the new key found
+        // The old key is gone from the set (fresh for an hour): refused, and no read for a minute.
+        #expect(try signIn(old) == 401)
+        // The source fails (the file removed) after the set went stale: the keys at hand still verify.
+        try FileManager.default.removeItem(atPath: keys)
+        clock.advance(by: 3601)
+        #expect(try signIn(new) == 200)
+    }
+
+    @Test func aKeySetURLIsFetchedOnceForItsMaxAgeAndAnUnreachableOneIs503() throws {
+        let forge = IDTokenForge()
+        let file = try Self.keySetFile([forge])
+        let endpoint = try KeySetEndpoint(file: file, maxAge: 120)
+        defer { endpoint.stop() }
+        let clock = TestClock()
+        let fetcher = CurlKeySetFetcher()
+        defer { fetcher.shutdown() }
+        let server = try TestServer { config in
+            config.clock = clock
+            config.identity.fetcher = fetcher
+            config.identity.apple = IdentitySettings.Provider(keys: "http://127.0.0.1:\(endpoint.port)/auth/keys",
+                                                              audiences: [Self.appleAudience])
+            // Nothing listens on port 9 of the loopback address.
+            config.identity.google = IdentitySettings.Provider(keys: "http://127.0.0.1:9/certs", audiences: [Self.googleAudience])
+        }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        func signIn() throws -> Int {
+            try api.call("POST", "/v1/auth/apple", ["id_token": Self.apple(forge, subject: "u", now: clock.now)]).status
+        }
+        #expect(try endpoint.fetches() == 0)
+        #expect(try signIn() == 201)
+        #expect(try signIn() == 200)
+        #expect(try endpoint.fetches() == 1)
+        clock.advance(by: 119)
+        #expect(try signIn() == 200)
+        #expect(try endpoint.fetches() == 1)
+        clock.advance(by: 2)
+        #expect(try signIn() == 200)
+        #expect(try endpoint.fetches() == 2)
+        // A malformed token costs no fetch.
+        #expect(try api.call("POST", "/v1/auth/apple", ["id_token": "a.b.c"]).status == 401)
+        #expect(try endpoint.fetches() == 2)
+
+        let google = Self.google(forge, subject: "g", now: clock.now, email: nil, verified: nil)
+        let down = try api.call("POST", "/v1/auth/google", ["id_token": google])
+        #expect(down.status == 503)
+        #expect(down.errorCode == "identity_keys_unavailable")
+        #expect(down.headers["Retry-After"] == "30")
+        // Within the 30 s after a failure no fetch is tried; the wait counts down.
+        clock.advance(by: 10)
+        let again = try api.call("POST", "/v1/auth/google", ["id_token": google])
+        #expect(again.errorCode == "identity_keys_unavailable")
+        #expect(again.headers["Retry-After"] == "20")
+    }
+
+    @Test func tokensSignedByPyJWTAreAcceptedAndItsHS256ForgeryRefused() throws {
+        guard IdentityPython.available else { return }
+        let forge = IDTokenForge()
+        let keys = try Self.keySetFile([forge])
+        let clock = TestClock()
+        let server = try TestServer { config in
+            config.clock = clock
+            config.identity.apple = IdentitySettings.Provider(keys: keys, audiences: [Self.appleAudience])
+        }
+        defer { server.stop() }
+        let api = APIClient(port: server.port)
+        let claims = IDTokenForge.claims(issuer: "https://appleid.apple.com", audience: Self.appleAudience, subject: "py.1",
+                                         now: clock.now, email: "py@example.com", emailVerified: "true")
+        let signed = try IdentityPython.ask("sign", ["pem": forge.privateKeyPEM, "kid": forge.kid, "claims": claims])
+        let accepted = try api.call("POST", "/v1/auth/apple", ["id_token": signed["token"] as! String])
+        #expect(accepted.status == 201)
+        #expect(accepted.object("user")?["email"] as? String == "py@example.com")
+        let forged = try IdentityPython.ask("sign", ["pem": forge.privateKeyPEM, "kid": forge.kid, "claims": claims, "alg": "HS256"])
+        #expect(try api.call("POST", "/v1/auth/apple", ["id_token": forged["token"] as! String]).errorCode == "invalid_id_token")
+        // And PyJWT accepts what the forge signs, read with the key set as the server reads it.
+        let jwks = try JSONSerialization.jsonObject(with: forge.jwks()) as! [String: Any]
+        let verdict = try IdentityPython.ask("verify", ["jwks": jwks, "token": forge.token(claims), "audience": Self.appleAudience,
+                                                         "issuer": "https://appleid.apple.com"])
+        #expect(verdict["ok"] as? Bool == true)
+    }
+}
+
+/// Tests/scripts/jwks-server.py in a child process: a key set URL on 127.0.0.1 that counts its fetches.
+final class KeySetEndpoint: @unchecked Sendable {
+    let process = Process()
+    let input = Pipe()
+    let port: Int
+
+    init(file: String, maxAge: Int) throws {
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", IdentityPython.scripts.appendingPathComponent("jwks-server.py").path, file, String(maxAge)]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var line = Data()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw CocoaError(.fileReadCorruptFile) }
+        self.port = port
+    }
+
+    func fetches() throws -> Int {
+        try APIClient(port: port).call("GET", "/count")["count"] as? Int ?? -1
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+/// Tests/scripts/id-token-check.py (PyJWT over `cryptography`), found as the push crypto interop tests find it.
+/// Without the packages the test returns early with a message, except under `CI=true`, where it fails.
+enum IdentityPython {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let scripts = root.appendingPathComponent("Tests/scripts")
+
+    static let available: Bool = {
+        if (try? run("probe", Data()))?.0 == 0 { return true }
+        if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
+        print("⚠️  SKIPPED: PyJWT interop (Tests/scripts/id-token-check.py): python3 -m pip install --target .build/push-python PyJWT cryptography")
+        return false
+    }()
+
+    static func run(_ mode: String, _ input: Data) throws -> (Int32, Data, String) {
+        let environment = ProcessInfo.processInfo.environment
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [environment["SPOTTER_PUSH_PYTHON"] ?? "python3", scripts.appendingPathComponent("id-token-check.py").path, mode]
+        var paths = [root.appendingPathComponent(".build/push-python").path]
+        if let extra = environment["SPOTTER_PUSH_PYTHONPATH"] { paths.insert(extra, at: 0) }
+        var child = environment
+        child["PYTHONPATH"] = paths.joined(separator: ":")
+        process.environment = child
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output, errors)
+    }
+
+    static func ask(_ mode: String, _ request: [String: Any]) throws -> [String: Any] {
+        let (status, output, errors) = try run(mode, try JSONSerialization.data(withJSONObject: request))
+        guard status == 0, let answer = try JSONSerialization.jsonObject(with: output) as? [String: Any] else {
+            Issue.record("id-token-check.py \(mode) exited \(status): \(errors)")
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        return answer
+    }
+}
