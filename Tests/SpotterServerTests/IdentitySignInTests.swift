@@ -2,6 +2,7 @@ import Foundation
 import SpotterCore
 import SpotterPush
 import SpotterServer
+import Synchronization
 import Testing
 import TestSupport
 
@@ -106,6 +107,27 @@ struct IdentitySignInTests {
         let afresh = try api.call("POST", "/v1/auth/apple", ["id_token": Self.apple(forge, subject: "001.rana", now: now)])
         #expect(afresh.status == 201)
         #expect(afresh.object("user")?["id"] as? String != ranaID)
+    }
+
+    @Test func firstSignInsOfOnePersonAtOnceMakeOneAccount() throws {
+        let forge = IDTokenForge()
+        let keys = try Self.keySetFile([forge])
+        let clock = TestClock()
+        let server = try TestServer { config in
+            config.clock = clock
+            config.identity.apple = IdentitySettings.Provider(keys: keys, audiences: [Self.appleAudience])
+        }
+        defer { server.stop() }
+        let token = Self.apple(forge, subject: "001.burst", now: clock.now, email: "burst@example.com", verified: true)
+        let answers = Mutex<[(Int, String?)]>([])
+        DispatchQueue.concurrentPerform(iterations: 12) { _ in
+            let answer = try? APIClient(port: server.port).call("POST", "/v1/auth/apple", ["id_token": token])
+            answers.withLock { $0.append((answer?.status ?? 0, answer?.object("user")?["id"] as? String)) }
+        }
+        let all = answers.withLock { $0 }
+        #expect(all.filter { $0.0 == 201 }.count == 1, "\(all.map(\.0))")
+        #expect(all.filter { $0.0 == 200 }.count == 11)
+        #expect(Set(all.compactMap(\.1)).count == 1)
     }
 
     @Test func everyBadTokenIsATypedRefusalThatSaysNoMore() throws {
