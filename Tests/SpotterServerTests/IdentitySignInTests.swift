@@ -101,6 +101,21 @@ struct IdentitySignInTests {
         #expect(coach.status == 200)
         #expect(coach.object("user")?["role"] as? String == "coach")
 
+        // A provider-only account erases itself with a fresh ID token of its own provider account, not another's.
+        let solo = try api.call("POST", "/v1/auth/apple", ["id_token": Self.apple(forge, subject: "001.solo", now: now)])
+        let soloAccess = try #require(solo.string("access_token"))
+        #expect(try api.call("DELETE", "/v1/me", [:], token: soloAccess).errorCode == "forbidden")
+        let foreign = try api.call("DELETE", "/v1/me", ["id_token": Self.apple(forge, subject: "001.rana", now: now)], token: soloAccess)
+        #expect(foreign.status == 401)
+        #expect(foreign.errorCode == "invalid_credentials")
+        #expect(foreign.errorField == "id_token")
+        #expect(try api.call("DELETE", "/v1/me", ["id_token": "a.b.c"], token: soloAccess).errorCode == "invalid_id_token")
+        let expiredOwn = Self.apple(forge, subject: "001.solo", now: now - 7200)
+        #expect(try api.call("DELETE", "/v1/me", ["id_token": expiredOwn], token: soloAccess).errorCode == "id_token_expired")
+        let erased = try api.call("DELETE", "/v1/me", ["id_token": Self.apple(forge, subject: "001.solo", now: now)], token: soloAccess)
+        #expect(erased.status / 100 == 2, "\(erased.text)")
+        #expect(try api.call("GET", "/v1/me", token: soloAccess).status == 401)
+
         // Erasure removes the links: the Apple account signs up afresh afterwards.
         #expect(try api.call("DELETE", "/v1/admin/users/\(ranaID)", token: fixture.admin.access).status == 204)
         #expect(try fixture.server.accounts.identityLinks(userID: ranaID).isEmpty)

@@ -53,4 +53,17 @@ extension API {
             }
         })
     }
+
+    /// `DELETE /v1/me` with `id_token`: the token verifies for the provider its issuer names, and that provider's
+    /// `sub` is linked to `userID`; else `invalid_credentials` (field `id_token`), as a wrong password is.
+    static func proveOwner(_ userID: String, idToken: String, _ services: APIServices) throws {
+        let issuer = (try? IDToken(parsing: idToken))?.claims.issuer
+        guard let provider = IdentityProvider.allCases.first(where: { issuer.map($0.issuers.contains) ?? false }) else {
+            throw APIError(.invalidIDToken, field: "id_token")
+        }
+        let identity = try services.identity.verify(provider, token: idToken, nonce: nil, now: services.clock.now)
+        guard try services.accounts.identityLinks(userID: userID)
+            .contains(where: { $0.provider == provider.rawValue && $0.subject == identity.subject })
+        else { throw APIError(.invalidCredentials, field: "id_token") }
+    }
 }
