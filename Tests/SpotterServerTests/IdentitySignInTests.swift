@@ -74,6 +74,11 @@ struct IdentitySignInTests {
         #expect(joined.status == 200)
         #expect(joined.object("user")?["id"] as? String == fixture.clientA.id)
         #expect(try fixture.server.accounts.identityLinks(userID: fixture.clientA.id).map(\.subject) == ["g-1"])
+        // The export lists the link beside the sessions.
+        let export = try ExportDownload.fetch(port: fixture.server.port, token: joined.string("access_token"))
+        let identities = try #require(export.json("sign-ins.json")["identities"] as? [[String: Any]])
+        #expect(identities.map { "\($0["provider"] ?? "")/\($0["subject"] ?? "")" } == ["google/g-1"])
+        #expect(identities.first?["linked_at"] as? Int == Int(now))
         // Once linked, the subject signs in even when the email changed at the provider.
         let moved = try api.call("POST", "/v1/auth/google", [
             "id_token": Self.google(forge, subject: "g-1", now: now, email: "new@example.com", verified: true)])
