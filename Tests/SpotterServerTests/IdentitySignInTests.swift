@@ -121,6 +121,17 @@ struct IdentitySignInTests {
         #expect(erased.status / 100 == 2, "\(erased.text)")
         #expect(try api.call("GET", "/v1/me", token: soloAccess).status == 401)
 
+        // A new account may be a coach's, as sign-up allows; never an admin's; an existing account keeps its role.
+        let newCoach = try api.call("POST", "/v1/auth/google", [
+            "id_token": Self.google(forge, subject: "g-coach", now: now, email: nil, verified: nil), "role": "coach"])
+        #expect(newCoach.status == 201)
+        #expect(newCoach.object("user")?["role"] as? String == "coach")
+        #expect(try api.call("GET", "/v1/coaches", token: fixture.clientC.access).text.contains(newCoach.object("user")?["id"] as! String))
+        #expect(try api.call("POST", "/v1/auth/google", [
+            "id_token": Self.google(forge, subject: "g-admin-2", now: now, email: nil, verified: nil), "role": "admin"]).errorCode == "invalid_role")
+        #expect(try api.call("POST", "/v1/auth/apple", [
+            "id_token": Self.apple(forge, subject: "001.rana", now: now), "role": "coach"]).object("user")?["role"] as? String == "client")
+
         // Erasure removes the links: the Apple account signs up afresh afterwards.
         #expect(try api.call("DELETE", "/v1/admin/users/\(ranaID)", token: fixture.admin.access).status == 204)
         #expect(try fixture.server.accounts.identityLinks(userID: ranaID).isEmpty)

@@ -8,7 +8,7 @@ extension AccountStore {
         case linked
         /// Linked now to the existing account with the provider's verified email.
         case linkedByEmail = "linked_by_email"
-        /// A new client account, linked.
+        /// A new account, linked.
         case created
     }
 
@@ -24,11 +24,11 @@ extension AccountStore {
     /// 1. the (provider, subject) link's user;
     /// 2. else, with a provider-verified `verifiedEmail`, the account with that email, linked now (an admin's is
     ///    refused: `IdentityRefusal.adminAccount`);
-    /// 3. else a new client account (email only when verified; no password; the name if the provider or the app
-    ///    gave one), linked.
+    /// 3. else a new account of `role` (client or coach, as at sign-up; email only when verified; no password; the
+    ///    name if the provider or the app gave one), linked.
     /// An unverified email never joins an existing account and is not stored.
     public func signIn(provider: String, subject: String, verifiedEmail: String?, fullName: String?, language: String,
-                       timeZone: String = "UTC", newUserID: String, now: Int64) throws -> (UserRecord, IdentityOutcome) {
+                       timeZone: String = "UTC", role: String = "client", newUserID: String, now: Int64) throws -> (UserRecord, IdentityOutcome) {
         try write({ db in
             if let linked: String = try db.fetchValue(
                 "SELECT userId FROM identityLink WHERE provider = ? AND subject = ?", [provider, subject]) {
@@ -48,8 +48,9 @@ extension AccountStore {
             }
             try db.execute("""
                 INSERT INTO "user" (id, role, fullName, email, phone, passwordHash, createdAt, language, timeZone)
-                VALUES (?, 'client', ?, ?, NULL, NULL, ?, ?, ?)
-                """, [newUserID, fullName, verifiedEmail, now, language, timeZone])
+                VALUES (?, ?, ?, ?, NULL, NULL, ?, ?, ?)
+                """, [newUserID, role, fullName, verifiedEmail, now, language, timeZone])
+            if role == "coach" { try db.execute("INSERT INTO coach (userId) VALUES (?)", [newUserID]) }
             try db.execute("INSERT INTO identityLink (provider, subject, userId, linkedAt) VALUES (?, ?, ?, ?)",
                            [provider, subject, newUserID, now])
             guard let row = try db.fetchOne(#"SELECT * FROM "user" WHERE id = ?"#, [newUserID]) else {

@@ -10,16 +10,19 @@ public struct ProviderSignInRequest: Codable, Sendable, Equatable {
     public var fullName: String?
     /// A new account's time zone (IANA name); UTC when absent.
     public var timeZone: String?
+    /// A new account's role, as at sign-up: `client` (when absent) or `coach`. An existing account keeps its own.
+    public var role: String?
 
-    public init(idToken: String?, nonce: String? = nil, fullName: String? = nil, timeZone: String? = nil) {
+    public init(idToken: String?, nonce: String? = nil, fullName: String? = nil, timeZone: String? = nil, role: String? = nil) {
         self.idToken = idToken
         self.nonce = nonce
         self.fullName = fullName
         self.timeZone = timeZone
+        self.role = role
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case idToken = "id_token", nonce, fullName = "full_name", timeZone = "time_zone"
+        case idToken = "id_token", nonce, fullName = "full_name", timeZone = "time_zone", role
     }
 }
 

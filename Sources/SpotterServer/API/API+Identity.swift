@@ -8,8 +8,8 @@ import WebSocket
 /// provider's published keys, issuer, audience, expiry, nonce) and answer the same session as every sign-in.
 ///
 /// Which account: the one linked to the provider's `sub`; else the account with the token's email when the
-/// provider says it verified it (linked now; an admin's account is refused with `forbidden`); else a new client
-/// account, linked (201). An unverified email never joins an account and is not stored.
+/// provider says it verified it (linked now; an admin's account is refused with `forbidden`); else a new account,
+/// a client's unless the request asks for a coach's as sign-up allows (`role`), linked (201). An unverified email never joins an account and is not stored.
 extension API {
     /// Bound on a raw nonce: apps send 32–64 characters.
     static let maxNonceBytes = 256
@@ -24,6 +24,11 @@ extension API {
         }
         let name = try body.fullName.map { raw throws(APIError) in try AccountRules.normalizeName(raw) }
         let timeZone = try body.timeZone.map { raw throws(APIError) in try TimeZoneRules.check(raw) } ?? "UTC"
+        // A new account's role, as sign-up allows it: client (the default) or coach, never admin.
+        let role = try body.role.map { raw throws(APIError) in
+            guard let role = Role(rawValue: raw), role != .admin else { throw APIError(.invalidRole, field: "role") }
+            return role
+        } ?? .client
         // Counted like password sign-ins: a token is cheap to send and costs a signature check.
         try limit(&attemptsByAddress, "addr:" + peer, check: false)
         let services = self.services
@@ -39,7 +44,7 @@ extension API {
                     (user, outcome) = try services.accounts.signIn(
                         provider: provider.rawValue, subject: identity.subject, verifiedEmail: identity.verifiedEmail,
                         fullName: name ?? identity.name.flatMap { try? AccountRules.normalizeName($0) },
-                        language: preferred, timeZone: timeZone, newUserID: SecureRandom.uuid(), now: now)
+                        language: preferred, timeZone: timeZone, role: role.rawValue, newUserID: SecureRandom.uuid(), now: now)
                 } catch AccountStore.IdentityRefusal.adminAccount {
                     throw APIError(.forbidden, field: "id_token")
                 }
