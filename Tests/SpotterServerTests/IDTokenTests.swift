@@ -132,6 +132,12 @@ struct IDTokenTests {
             let input = header + "." + IDTokenForge.base64url(Array(payload.utf8))
             #expect(Self.refusal(input + "." + IDTokenForge.base64url(Self.forge.sign(Array(input.utf8)))) == .malformed, "\(exp)")
         }
+        // A critical extension this reader cannot understand, whatever its value; a key URL in the header is ignored.
+        for crit in [["exp"], [String](), "b64"] as [Any] {
+            #expect(Self.refusal(Self.forge.token(Self.appleClaims(), header: ["alg": "RS256", "kid": "test-key-1", "crit": crit])) == .malformed)
+        }
+        #expect(Self.refusal(Self.forge.token(Self.appleClaims(), header: ["alg": "RS256", "kid": "test-key-1",
+                                                                            "jku": "https://evil.example/keys"])) == nil)
         // A kid is required, and bounded.
         #expect(Self.refusal(Self.forge.token(Self.appleClaims(), header: ["alg": "RS256"])) == .malformed)
         #expect(Self.refusal(Self.forge.token(Self.appleClaims(), header: ["alg": "RS256", "kid": String(repeating: "k", count: 256)]))

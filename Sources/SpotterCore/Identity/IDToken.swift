@@ -65,6 +65,9 @@ public struct IDToken: Sendable, Equatable {
         else { throw .malformed }
         guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)) else { throw .malformed }
         guard header.alg == "RS256" else { throw .algorithm }
+        // Critical extensions (RFC 7515 §4.1.11) must be understood to be accepted: this reader understands none.
+        // Key URLs in the header (`jku`, `x5u`, `jwk`) are never read: the keys come from the server's settings only.
+        guard header.crit == nil else { throw .malformed }
         guard let kid = header.kid, !kid.isEmpty, kid.utf8.count <= Self.maxFieldBytes else { throw .malformed }
         guard let claims = try? JSONDecoder().decode(IDTokenClaims.self, from: Data(payloadBytes)) else { throw .malformed }
         guard !claims.subject.isEmpty, claims.subject.utf8.count <= Self.maxFieldBytes,
@@ -83,6 +86,15 @@ public struct IDToken: Sendable, Equatable {
     private struct Header: Decodable {
         var alg: String?
         var kid: String?
+        /// Present (any value) means "refuse unless you know these": decoded loosely so that any JSON counts.
+        var crit: [String]?
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            alg = try c.decodeIfPresent(String.self, forKey: .alg)
+            kid = try c.decodeIfPresent(String.self, forKey: .kid)
+            crit = c.contains(.crit) ? ((try? c.decode([String].self, forKey: .crit)) ?? []) : nil
+        }
+        enum CodingKeys: String, CodingKey { case alg, kid, crit }
     }
 }
 
