@@ -251,6 +251,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "WebSocket", "SpotterServer", "SpotterPorts", "SpotterStore", "SpotterPostgres",
+                "COpenSSL",  // IDTokenForge: RSA keys and RS256 tokens of a stand-in sign-in provider
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"

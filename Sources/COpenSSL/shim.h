@@ -11,4 +11,8 @@
 #include <openssl/x509.h>
 #include <openssl/ec.h>
 #include <openssl/err.h>
+/* RSA public keys from a JSON Web Key's n and e (Sign in with Apple / Google ID tokens). */
+#include <openssl/bn.h>
+#include <openssl/param_build.h>
+#include <openssl/rsa.h>
 #endif

@@ -358,6 +358,17 @@ public enum PostgresSchema {
             """),
         // AI-generation quotas (issue 30 item 4), as SQLite's "v26-ai-quota" (`AccountStore.aiQuotaSchema`).
         Migration(name: "v16-ai-quota", sql: AccountStore.aiQuotaSchema),
+        // Sign in with Apple and Google (issue 30 item 11), as SQLite's "v28-identity-links".
+        Migration(name: "v18-identity-links", sql: """
+            CREATE TABLE identityLink (
+                provider text NOT NULL,
+                subject text NOT NULL,
+                userId text NOT NULL,
+                linkedAt bigint NOT NULL,
+                PRIMARY KEY (provider, subject)
+            );
+            CREATE INDEX identityLink_user ON identityLink (userId);
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

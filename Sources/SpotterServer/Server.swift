@@ -108,7 +108,8 @@ public final class Server: @unchecked Sendable {
             accessLifetime: config.accessTokenLifetimeSeconds, refreshLifetime: config.refreshTokenLifetimeSeconds,
             otpPepper: Digest.sha256Hex("otp|" + String(decoding: secret, as: UTF8.self)),
             revealOTPCodes: config.development && otpSender == nil,
-            revealEmailCodes: config.development && emailSender == nil, clock: config.clock)
+            revealEmailCodes: config.development && emailSender == nil, clock: config.clock,
+            identity: IdentityVerification(settings: config.identity, logger: logger))
         // Access tokens of sessions revoked before a restart must stay refused.
         var revoked: [RevokedSession] = []
         do {

@@ -118,6 +118,8 @@ public struct ServerConfig: Sendable {
     public var push = PushSettings()
     /// Outbound webhooks (issue 29): what sends them, how long they are retried, the outbox's bound.
     public var webhooks = WebhookSettings()
+    /// Sign in with Apple and Google (issue 30): the providers' audiences and key sets.
+    public var identity = IdentitySettings()
     /// Crash tests only (`SPOTTER_FAIL_POINT`): the moment at which the process kills itself (`FailPoint`).
     public var failPoints = FailPoints()
 

@@ -254,6 +254,19 @@ public final class Store: Sendable {
         }
         // AI-generation quotas (issue 30 item 4): one counter per user, see `AccountStore.consumeAIGeneration`.
         migrator.registerMigration("v26-ai-quota") { db in try db.execute(sql: AccountStore.aiQuotaSchema) }
+        // Sign in with Apple and Google (issue 30 item 11): the provider's subject → the user; see `AccountStore+Identity`.
+        migrator.registerMigration("v28-identity-links") { db in
+            try db.execute(sql: """
+                CREATE TABLE identityLink (
+                    provider TEXT NOT NULL,
+                    subject TEXT NOT NULL,
+                    userId TEXT NOT NULL,
+                    linkedAt INTEGER NOT NULL,
+                    PRIMARY KEY (provider, subject)
+                );
+                CREATE INDEX identityLink_user ON identityLink(userId);
+                """)
+        }
         return migrator
     }()
 }

@@ -92,6 +92,7 @@ struct Serve: ParsableCommand {
     @OptionGroup var push: PushOptions
     @OptionGroup var webhooks: WebhookOptions
     @OptionGroup var forgetting: ForgettingOptions
+    @OptionGroup var identity: IdentityOptions
 
     @Option(help: ArgumentHelp("""
         Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
@@ -396,6 +397,7 @@ struct Serve: ParsableCommand {
         _ = try push.apply(to: &configured, logger: logger)
         try webhooks.apply(to: &configured)
         try forgetting.apply(to: &configured)
+        try identity.apply(to: &configured)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
         // Session reminders off the app go through the same gateways (a development server without them logs them).

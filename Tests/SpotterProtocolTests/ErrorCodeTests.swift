@@ -23,6 +23,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .invalidWebhookURL: 400, .invalidWebhookEvents: 400, .tooManyWebhooks: 409,  // issue 29: webhooks
     .apiKeyScopeMissing: 403, .idempotencyKeyReused: 422,  // issue 29: tier changes from billing
     .imageTooLarge: 422,  // issue 30: thumbnails (decompression bombs)
+    .invalidIDToken: 401, .idTokenExpired: 401, .signInProviderDisabled: 404, .identityKeysUnavailable: 503,  // issue 30: Apple/Google
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -40,7 +41,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 78)  // issue 30: + image_too_large
+        #expect(ErrorCode.allCases.count == 82)  // issue 30: + image_too_large, + 4 for Sign in with Apple and Google
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

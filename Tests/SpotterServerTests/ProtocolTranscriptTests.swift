@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import SpotterCore
+import SpotterServer
 import TestSupport
 import SpotterCore
 
@@ -29,6 +31,14 @@ struct ProtocolTranscriptTests {
         let server = try TestServer { config in
             config.tiers = lines.contains("# server: --tiers")
             config.ratings = lines.contains("# server: --ratings")
+            // Sign in with Apple: the fixture key set, and the clock at the time its tokens were signed for.
+            if lines.contains("# server: --identity-fixture") {
+                config.clock = TestClock(now: 1_800_000_000)
+                config.identity.apple = IdentitySettings.Provider(
+                    keys: Self.examples.deletingLastPathComponent().deletingLastPathComponent()
+                        .appendingPathComponent("Tests/fixtures/identity/test-provider-jwks.json").path,
+                    audiences: ["com.example.spotter"])
+            }
         }
         defer { server.stop() }
         // `# server: --admin`: an admin exists (admin@example.com, password adminpass), as `spotter admin create-admin` makes one.

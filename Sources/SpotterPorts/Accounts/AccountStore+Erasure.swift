@@ -14,6 +14,7 @@
 /// - the text of the user's ratings (the stars stay: a coach's average is a number, not personal data);
 /// - the notes the user wrote on sessions (`sessionFeedback`; the rating number stays, as with ratings);
 /// - a sign-in code waiting for the user's phone, an email change waiting for its code;
+/// - the user's Apple and Google links (`identityLink`): the provider account signs up afresh afterwards;
 /// - a client's link to their coach (the thread stays, readable, no longer writable: its `link` record is the
 ///   log engine's) and the user's pending coach change requests (rejected), with the reason text the client wrote;
 /// - a coach's `coach` row (no longer listed or picked). A coach with linked clients is refused
@@ -74,6 +75,7 @@ extension AccountStore {
         try db.execute("UPDATE rating SET feedback = NULL WHERE clientId = ?", [userID])
         try db.execute("UPDATE sessionFeedback SET notes = NULL WHERE authorId = ?", [userID])
         try db.execute("DELETE FROM emailChange WHERE userId = ?", [userID])
+        try removeIdentityLinks(db, userID: userID)
         if let phone = user.phone { try db.execute("DELETE FROM otpChallenge WHERE phone = ?", [phone]) }
 
         var orphaned: String?

@@ -178,6 +178,18 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// 422: an `Idempotency-Key` already used with a different request body.
     case idempotencyKeyReused = "idempotency_key_reused"
 
+    // Issue 30 item 11 (Sign in with Apple and Google).
+    /// 401: an ID token that is malformed, over 8 KiB, not RS256, signed by a key the provider does not publish,
+    /// tampered with, from another issuer or for another app, or whose nonce is not the request's. `field` says
+    /// `id_token`, or `nonce`; nothing more is said about which check failed.
+    case invalidIDToken = "invalid_id_token"
+    /// 401: the ID token has expired (or says it was issued in the future): get a fresh one from the provider.
+    case idTokenExpired = "id_token_expired"
+    /// 404: sign-in with a provider this server was not started for (`--apple-audience`, `--google-audience`).
+    case signInProviderDisabled = "sign_in_provider_disabled"
+    /// 503: the provider's keys could not be fetched (a refetch after a failure waits `retry_after` seconds).
+    case identityKeysUnavailable = "identity_keys_unavailable"
+
     /// The HTTP status for this error (also meaningful for WebSocket replies, which carry it as a hint).
     public var httpStatus: Int { Self.entry(self).status }
 
@@ -427,6 +439,18 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .coachHasClients:
             return (409, "Clients are still linked to this coach. Hand them to another coach or end the links first, then delete the account.",
                     "لا يزال عملاء مرتبطين بهذا المدرب. انقلهم إلى مدرب آخر أو أنهِ الارتباط بهم أولًا، ثم احذف الحساب.")
+        case .invalidIDToken:
+            return (401, "We could not sign you in with this account. Please try again.",
+                    "تعذّر تسجيل دخولك بهذا الحساب. يرجى المحاولة مرة أخرى.")
+        case .idTokenExpired:
+            return (401, "Your sign-in has expired. Please sign in again.",
+                    "انتهت صلاحية تسجيل الدخول. يرجى تسجيل الدخول مرة أخرى.")
+        case .signInProviderDisabled:
+            return (404, "Signing in with this provider is not available.",
+                    "تسجيل الدخول عبر هذا المزوّد غير متاح.")
+        case .identityKeysUnavailable:
+            return (503, "Signing in with this provider is unavailable right now. Please try again shortly.",
+                    "تسجيل الدخول عبر هذا المزوّد غير متاح حاليًا. يرجى المحاولة بعد قليل.")
         }
     }
 }

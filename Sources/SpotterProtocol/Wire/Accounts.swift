@@ -255,11 +255,15 @@ public struct EmailVerifyRequest: Codable, Sendable, Equatable {
 public struct EraseAccountRequest: Codable, Sendable, Equatable {
     public var password: String?
     public var code: String?
-    public init(password: String? = nil, code: String? = nil) {
+    /// A fresh Apple or Google ID token of a provider account linked to the user (accounts made by Sign in with
+    /// Apple or Google have no password and no phone).
+    public var idToken: String?
+    public init(password: String? = nil, code: String? = nil, idToken: String? = nil) {
         self.password = password
         self.code = code
+        self.idToken = idToken
     }
-    enum CodingKeys: String, CodingKey, CaseIterable { case password, code }
+    enum CodingKeys: String, CodingKey, CaseIterable { case password, code, idToken = "id_token" }
 }
 
 /// `PUT /v1/me/language`: `en` or `ar`.

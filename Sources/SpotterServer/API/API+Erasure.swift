@@ -41,6 +41,8 @@ extension API {
     /// its phone, used up when right. Blocking.
     static func proveOwner(_ userID: String, _ body: EraseAccountRequest, _ services: APIServices) throws {
         guard let user = try services.accounts.user(id: userID), user.erasedAt == nil else { throw APIError(.unauthorized) }
+        // A provider's fresh ID token proves the owner of an account it is linked to (API+Identity).
+        if let token = body.idToken, !token.isEmpty { return try API.proveOwner(userID, idToken: token, services) }
         if let stored = try services.accounts.passwordHash(userID: userID) {
             guard let password = body.password, !password.isEmpty else { throw APIError(.missingField, field: "password") }
             guard services.hasher.verify(password, encoded: stored) else { throw APIError(.invalidCredentials, field: "password") }

@@ -128,6 +128,8 @@ final class API {
         Endpoint("POST", "auth/signout", auth: false) { try $0.signOut($1.request, $1.language, $1.respond) },
         Endpoint("POST", "auth/otp/request", auth: false) { try $0.requestOTP($1.request, peer: $1.peer, $1.language, $1.respond) },
         Endpoint("POST", "auth/otp/verify", auth: false) { try $0.verifyOTP($1.request, peer: $1.peer, $1.language, $1.respond) },
+        Endpoint("POST", "auth/apple", auth: false) { try $0.signIn(with: .apple, $1.request, peer: $1.peer, $1.language, $1.respond) },
+        Endpoint("POST", "auth/google", auth: false) { try $0.signIn(with: .google, $1.request, peer: $1.peer, $1.language, $1.respond) },
         Endpoint("GET", "me") { $0.me($1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/language") { try $0.setLanguage($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me") { try $0.updateProfile($1.request, $1.signedIn, $1.language, $1.respond) },

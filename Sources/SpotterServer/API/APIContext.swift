@@ -55,6 +55,8 @@ struct APIServices: Sendable {
     let revealEmailCodes: Bool
     /// The server's clock (`ServerConfig.clock`): token lifetimes, codes, rate windows and ages read the time here.
     let clock: any Clock
+    /// Sign in with Apple and Google: the providers' key sets and token checks.
+    let identity: IdentityVerification
 
     func otpDigest(_ code: String, phone: String) -> String {
         Digest.sha256Hex(otpPepper + "|" + phone + "|" + code)

@@ -30,7 +30,8 @@ extension ExportCursor {
         return [
             ("profile.json", encode(profile)),
             ("onboarding.json", encode(onboarding)),
-            ("sign-ins.json", encode(["sessions": try accounts.signInSessions(userID: userID)])),
+            ("sign-ins.json", encode(SignInsDocument(sessions: try accounts.signInSessions(userID: userID),
+                                                     identities: try accounts.identityLinks(userID: userID)))),
             ("devices.json", encode(["devices": devices])),
             ("notifications.json", encode(notifications)),
             ("coaching.json", encode(coaching)),
@@ -40,6 +41,12 @@ extension ExportCursor {
             ("record.json", encode(RecordDocument(record: snapshot.record))),
         ]
     }
+}
+
+/// `sign-ins.json`: the sessions, and the Apple and Google accounts that sign the user in.
+struct SignInsDocument: Encodable {
+    var sessions: [AccountStore.SignInSession]
+    var identities: [AccountStore.IdentityLink]
 }
 
 struct PendingEmail: Encodable {
