@@ -436,7 +436,7 @@ test("error and close from one failed connect end it once; an error alone ends i
   alone.close();
 });
 
-test('group challenges: a join and a leave move the count every participant hears of; counts, never names', async () => {
+test('group challenges: a join and a leave move the count every participant hears of; counts, never names; the coach\'s activity feed', async () => {
   await withServer([], async (server, open) => {
     const { coach, client, thread } = await server.pair('g');
     const second = await server.signUp('client', 'Client h', 'client-h@example.com');
@@ -472,5 +472,12 @@ test('group challenges: a join and a leave move the count every participant hear
     await until(() => heard.coach.at(-1)?.participants === 1 && heard.first.at(-1)?.participants === 1, 'the count back to 1');
     await assert.rejects(other.command('challenge.check', { challenge_id: joined.challenge.id, day: 1, done: true }),
       { code: 'challenge_over' });
+
+    // The coach's activity feed: the second client's join and leave, newest first (the coach's own challenge is not in it).
+    const feed = await coachSide.command('activity');
+    assert.deepEqual(feed.items.map((item) => item.change), ['challenge.left', 'challenge.joined']);
+    assert.ok(feed.items.every((item) => item.client_id === second.id && item.kind === 'challenge'));
+    assert.equal(feed.has_more, false);
+    await assert.rejects(other.command('activity'), { code: 'forbidden' });
   });
 });

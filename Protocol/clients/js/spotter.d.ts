@@ -156,6 +156,10 @@ export interface SpotterCommands {
   /** The client leaves a pending or active challenge of theirs (`challenge.unchanged` when left already). */
   'challenge.leave': [{ challenge_id: string },
     { change: 'challenge.left' | 'challenge.unchanged'; challenge: Record<string, unknown>; participation?: ChallengeParticipation }];
+  /** A coach's feed of what their current clients did, newest first; `before` an item's cursor. */
+  activity: [{ thread_id?: string; before?: number; limit?: number },
+    { items: { cursor: number; thread_id: string; client_id: string; at: number; kind: string; change?: string;
+      message?: Message; record?: Record<string, unknown>; session?: Record<string, unknown> }[]; has_more: boolean }];
   /** A client's current coach's group challenges (with their own open one), or a coach's own. */
   'challenge.groups': [{}, { groups: { participation: ChallengeParticipation; challenge_id?: string }[] }];
 }
