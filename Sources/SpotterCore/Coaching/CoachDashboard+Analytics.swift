@@ -38,76 +38,74 @@ extension CoachDashboard {
     /// The mean engagement of the clients over [from, to), in percent (nil without a client day to measure).
     public static func engagement(clients: [DashboardClient], book: CoachingBook, attended: [String: [Int64]],
                                   from: Int64, to: Int64, now: Int64) -> Int? {
-        guard from < to else { return nil }
-        var sum = 0.0, measured = 0
-        // The range's days, marked engaged (a range is at most `maxRange`: a small array, reused per client).
-        var marks: [Bool] = []
-        for client in clients {
-            let offset = Int64(client.zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(to))))
-            let day = { (time: Int64) in LocalDay.floorDiv(time + offset, 86_400) }
-            let firstDay = day(from), lastDay = min(day(to - 1), day(now))
-            guard lastDay >= firstDay else { continue }
-            let days = Int(lastDay - firstDay + 1)
-            marks.removeAll(keepingCapacity: true)
-            marks.append(contentsOf: repeatElement(false, count: days))
-            var engaged = 0
-            func mark(_ time: Int64) {
-                let index = day(time) - firstDay
-                guard index >= 0, index < Int64(days), !marks[Int(index)] else { return }
-                marks[Int(index)] = true
-                engaged += 1
-            }
-            func add(_ times: [Int64], sorted: Bool) {
-                if sorted {
-                    var index = firstIndex(in: times, atLeast: from)
-                    while index < times.count, times[index] < to {
-                        mark(times[index])
-                        index += 1
-                    }
-                } else {
-                    for time in times where time >= from && time < to { mark(time) }
-                }
-            }
-            add(client.mealTimes, sorted: true)
-            add(book.checkInTimesOf[client.clientID] ?? [], sorted: true)
-            for challenge in book.progress(of: client.clientID) where !challenge.doneTimes.isEmpty {
-                add(challenge.doneTimes, sorted: false)
-            }
-            add(attended[client.threadID] ?? [], sorted: false)
-            sum += Double(engaged) / Double(days)
-            measured += 1
-        }
-        guard measured > 0 else { return nil }
-        return Int((sum * 100 / Double(measured)).rounded(.down))
+        figures(clients: clients, book: book, attended: attended, from: from, to: to, now: now).engagement
     }
 
     /// The challenge types of the clients' challenges that ran in the range (a day of theirs in it, up to today;
     /// left ones too), most first; a tie in the order of `focusOrder`.
     public static func popularTypes(clients: [DashboardClient], book: CoachingBook, from: Int64, to: Int64,
                                     now: Int64) -> [ChallengeTypeCount] {
+        figures(clients: clients, book: book, attended: [:], from: from, to: to, now: now).types
+    }
+
+    /// Both figures in one pass over the clients (a zone's offset is read once per client: it costs more than the
+    /// rest of a client's figures).
+    static func figures(clients: [DashboardClient], book: CoachingBook, attended: [String: [Int64]],
+                        from: Int64, to: Int64, now: Int64) -> (engagement: Int?, types: [ChallengeTypeCount]) {
+        guard from < to else { return (nil, []) }
+        var sum = 0.0, measured = 0
         var counts = [0, 0, 0, 0]
+        // The range's days, marked engaged (a range is at most `maxRange`: a small array, reused per client).
+        var marks: [Bool] = []
         for client in clients {
             let offset = Int64(client.zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(to))))
-            let day = { (time: Int64) in LocalDay.floorDiv(time + offset, 86_400) }
-            let firstDay = day(from), lastDay = min(day(to - 1), day(now))
+            let firstDay = LocalDay.floorDiv(from + offset, 86_400)
+            let lastDay = min(LocalDay.floorDiv(to - 1 + offset, 86_400), LocalDay.floorDiv(now + offset, 86_400))
+            guard lastDay >= firstDay else { continue }
+            let days = Int(lastDay - firstDay + 1)
+            marks.removeAll(keepingCapacity: true)
+            marks.append(contentsOf: repeatElement(false, count: days))
+            var engaged = 0
+            // Marks the day of each time in [from, to) (`sorted`: times in order, found from `from` by binary search).
+            func add(_ times: [Int64], sorted: Bool) {
+                var index = sorted ? firstIndex(in: times, atLeast: from) : 0
+                while index < times.count {
+                    let time = times[index]
+                    index += 1
+                    guard time < to else {
+                        if sorted { break } else { continue }
+                    }
+                    guard time >= from else { continue }
+                    let day = Int(LocalDay.floorDiv(time + offset, 86_400) - firstDay)
+                    guard day >= 0, day < days, !marks[day] else { continue }
+                    marks[day] = true
+                    engaged += 1
+                }
+            }
+            add(client.mealTimes, sorted: true)
+            add(book.checkInTimesOf[client.clientID] ?? [], sorted: true)
             for challenge in book.progress(of: client.clientID) {
+                if !challenge.doneTimes.isEmpty { add(challenge.doneTimes, sorted: false) }
                 guard let start = challenge.startDay, start <= lastDay, start + Int64(challenge.done.count) > firstDay,
                       let index = focusOrder.firstIndex(of: challenge.type) else { continue }
                 counts[index] += 1
             }
+            add(attended[client.threadID] ?? [], sorted: false)
+            sum += Double(engaged) / Double(days)
+            measured += 1
         }
-        return counts.indices.filter { counts[$0] > 0 }
+        let types = counts.indices.filter { counts[$0] > 0 }
             .sorted { (counts[$0], -$0) > (counts[$1], -$1) }
             .map { ChallengeTypeCount(type: focusOrder[$0], challenges: counts[$0]) }
+        return (measured == 0 ? nil : Int((sum * 100 / Double(measured)).rounded(.down)), types)
     }
 
     /// The analytics with the engagement and the challenge types filled in.
     public static func withEngagement(_ analytics: CoachAnalyticsView, clients: [DashboardClient], book: CoachingBook,
                                       attended: [String: [Int64]], now: Int64) -> CoachAnalyticsView {
         var view = analytics
-        view.engagementPercent = engagement(clients: clients, book: book, attended: attended, from: analytics.from,
-                                            to: analytics.to, now: now)
-        view.popularChallengeTypes = popularTypes(clients: clients, book: book, from: analytics.from, to: analytics.to, now: now)
+        (view.engagementPercent, view.popularChallengeTypes) = figures(clients: clients, book: book, attended: attended,
+                                                                       from: analytics.from, to: analytics.to, now: now)
         return view
     }
 }
