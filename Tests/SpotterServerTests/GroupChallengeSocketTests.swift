@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SpotterCore
 import SpotterServer
 import SpotterPorts
 import TestSupport
@@ -118,5 +119,45 @@ struct GroupChallengeSocketTests {
         #expect(analytics["engagement_percent"] as? Int == 50)
         let types = try #require(analytics["popular_challenge_types"] as? [[String: Any]])
         #expect(types.count == 1 && types[0]["type"] as? String == "training" && types[0]["challenges"] as? Int == 2)
+    }
+
+    /// Checking the last task finishes the challenge: the client moves from `participants` to `finished`, and
+    /// everyone in it hears so. Six days pass on the server's clock (a task is checked on or after its day).
+    @Test func finishingMovesTheClientToFinished() throws {
+        let clock = TestClock()
+        let chat = try ChatFixture { $0.clock = clock }
+        defer { chat.server.stop() }
+        let f = chat.fixture
+        var fields = Self.challenge(chat.thread, days: 7)
+        fields["start_date"] = LocalDay.format(LocalDay.of(clock.now, in: TimeZone(identifier: "UTC")!))
+        let made = try chat.socket(f.coachX.access).result("challenge.create", fields)
+        let id = try #require((made["challenge"] as? [String: Any])?["id"] as? String)
+        clock.advance(by: 6 * 86_400)
+        func signIn(_ email: String) throws -> SpotterSocket {
+            let response = try f.api.call("POST", "/v1/auth/signin", ["email": email, "password": "secret1"])
+            return try chat.socket(try #require(response.string("access_token")))
+        }
+        let coach = try signIn("x@coach.test")
+        let amal = try signIn("a@client.test")
+        for day in 1...6 {
+            let checked = try amal.result("challenge.check", ["challenge_id": id, "day": day, "done": true])
+            #expect(Self.counts(checked["participation"] as? [String: Any]) == [1, 0], "day \(day)")
+        }
+        let last = try amal.result("challenge.check", ["challenge_id": id, "day": 7, "done": true])
+        #expect((last["challenge"] as? [String: Any])?["status"] as? String == "completed")
+        #expect(Self.counts(last["participation"] as? [String: Any]) == [0, 1])
+        #expect(Self.counts(try coach.next("challenge_participants")["participation"] as? [String: Any]) == [0, 1])
+        #expect(Self.counts(try amal.next("challenge_participants")["participation"] as? [String: Any]) == [0, 1])
+        // Unchecking the last task today un-finishes it: back among the participants.
+        let unchecked = try amal.result("challenge.check", ["challenge_id": id, "day": 7, "done": false])
+        #expect(Self.counts(unchecked["participation"] as? [String: Any]) == [1, 0])
+        #expect(Self.counts(try coach.next("challenge_participants")["participation"] as? [String: Any]) == [1, 0])
+        _ = try amal.result("challenge.check", ["challenge_id": id, "day": 7, "done": true])
+        #expect(errorCode(try amal.command("challenge.leave", ["challenge_id": id])) == "challenge_over")
+        let groups = try #require(try amal.result("challenge.groups")["groups"] as? [[String: Any]])
+        #expect(Self.counts(groups.first?["participation"] as? [String: Any]) == [0, 1] && groups.first?["challenge_id"] == nil)
+        // Finished, the client may join it again: one in it, one finished (the same client, counted once in each).
+        let again = try amal.result("challenge.join", ["template_id": "steps"])
+        #expect(Self.counts(again["participation"] as? [String: Any]) == [1, 1])
     }
 }
