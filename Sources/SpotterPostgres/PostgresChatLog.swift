@@ -324,6 +324,16 @@ public final class PostgresChatLog: ChatStore {
         }
     }
 
+    public func activity(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0, !threadNos.isEmpty else { return [] }
+        return try readers.read { connection in
+            try PostgresChatLog.records(connection.exec("""
+                SELECT \(PostgresChatLog.columns) FROM log WHERE threadNo = ANY($1::bigint[]) AND \(LogSQL.isClientActivity) AND pos < $2
+                ORDER BY pos DESC LIMIT $3
+                """, [PostgresChatLog.array(threadNos), String(before ?? Int64.max), String(limit)]))
+        }
+    }
+
     // MARK: - Rows
 
     static func array(_ numbers: [Int64]) -> String {

@@ -108,12 +108,12 @@ struct CoachingBookTests {
     @Test func aTemplateCountsItsLiveParticipants() throws {
         var book = CoachingBook()
         let today = Self.monday / Self.day
-        _ = try Self.create(&book, days: 3, client: "c1", template: "hydration")
-        _ = try Self.create(&book, days: 3, start: "2026-11-25", client: "c2", template: "hydration")
-        _ = try Self.create(&book, days: 3, client: "c3", template: "other")
+        _ = try Self.create(&book, days: 7, client: "c1", template: "hydration")
+        _ = try Self.create(&book, days: 7, start: "2026-11-25", client: "c2", template: "hydration")
+        _ = try Self.create(&book, days: 7, client: "c3", template: "other")
         #expect(book.participants(coach: "k", template: "hydration", today: { _ in today }) == 2)
-        // Three days later the first has ended; the second (from the 25th) is still on.
-        #expect(book.participants(coach: "k", template: "hydration", today: { _ in today + 3 }) == 1)
+        // Seven days later the first has ended; the second (from the 25th) is still on.
+        #expect(book.participants(coach: "k", template: "hydration", today: { _ in today + 7 }) == 1)
         #expect(book.participants(coach: "k", template: "none", today: { _ in today }) == 0)
         // Another coach's template of the same name is theirs alone.
         #expect(book.participants(coach: "other", template: "hydration", today: { _ in today }) == 0)

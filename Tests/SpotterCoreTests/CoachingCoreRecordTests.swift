@@ -91,7 +91,7 @@ struct CoachingCoreRecordTests {
         let h = CoreHarness()
         try h.commit(.text("a", "m1"))
 
-        let created = try h.commit(.record(userID: "k", .createChallenge(Self.challenge(template: "hydration"))))
+        let created = try h.commit(.record(userID: "k", .createChallenge(Self.challenge())))
         var card = try expectOneRecord(created, h, change: "challenge.created", side: .coach, ref: "id-1")
         #expect(card.activeChallenges.count == 1 && card.unread == 1)
         #expect(h.core.coaching.challenges["id-1"]?.clientId == "a")
@@ -166,7 +166,7 @@ struct CoachingCoreRecordTests {
 
     @Test func theRecordPageDashboardAndTemplateCountReadWhatWasDecided() throws {
         let h = CoreHarness()
-        try h.commit(.record(userID: "k", .createChallenge(Self.challenge(template: "hydration"))))
+        try h.commit(.record(userID: "k", .createChallenge(Self.challenge(days: 7, template: "hydration"))))
         try h.commit(.record(userID: "a", .submitCheckIn(Self.checkIn(weight: 81.5), images: [])))
         var command = RecordCommand()
         command.threadId = "t1"

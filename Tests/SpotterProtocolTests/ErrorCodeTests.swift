@@ -24,6 +24,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .apiKeyScopeMissing: 403, .idempotencyKeyReused: 422,  // issue 29: tier changes from billing
     .imageTooLarge: 422,  // issue 30: thumbnails (decompression bombs)
     .invalidIDToken: 401, .idTokenExpired: 401, .signInProviderDisabled: 404, .identityKeysUnavailable: 503,  // issue 30: Apple/Google
+    .challengeLength: 400, .challengeAlreadyJoined: 409, .challengeOver: 409,  // issue 30: group challenges
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -41,7 +42,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 82)  // issue 30: + image_too_large, + 4 for Sign in with Apple and Google
+        #expect(ErrorCode.allCases.count == 85)  // issue 30: + image_too_large, + 4 for Apple/Google sign-in, + 3 for group challenges
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

@@ -183,7 +183,7 @@ struct RecordTests {
         _ = try client.result("message.send", ["thread_id": chat.thread, "client_message_id": "m2", "kind": "meal_log",
                                                 "meal": ["name": "Oats", "ingredients": ["oats"], "calories": 350, "protein_g": 12,
                                                          "carbs_g": 60, "fats_g": 6, "meal_type": "breakfast"]])
-        var challenge = Self.challenge(chat.thread)
+        var challenge = Self.challenge(chat.thread, days: 7)  // a group challenge: 7, 14 or 30 days
         challenge["template_id"] = "hydration"
         let id = try #require((try coach.result("challenge.create", challenge)["challenge"] as? [String: Any])?["id"] as? String)
         // The change of the record brings the coach the client's fresh card.
@@ -191,7 +191,7 @@ struct RecordTests {
         #expect(pushed["client_id"] as? String == chat.fixture.clientA.id && (pushed["active_challenges"] as? [[String: Any]])?.count == 1)
         _ = try client.result("challenge.check", ["challenge_id": id, "day": 1, "done": true])
         let afterCheck = try #require(try coach.next("client_card")["card"] as? [String: Any])
-        #expect((afterCheck["active_challenges"] as? [[String: Any]])?.first?["percent"] as? Int == 33)
+        #expect((afterCheck["active_challenges"] as? [[String: Any]])?.first?["percent"] as? Int == 14)
         _ = try client.result("check_in.submit", ["thread_id": chat.thread, "weight": 70.5])
         #expect((try coach.next("client_card")["card"] as? [String: Any])?["latest_weight_kg"] as? Double == 70.5)
         #expect(client.drain(for: 0.2).allSatisfy { $0["type"] as? String != "client_card" })  // the coach's alone

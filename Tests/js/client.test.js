@@ -435,3 +435,49 @@ test("error and close from one failed connect end it once; an error alone ends i
   assert.equal(sockets[1].readyState, 3, 'the failed socket is closed');
   alone.close();
 });
+
+test('group challenges: a join and a leave move the count every participant hears of; counts, never names; the coach\'s activity feed', async () => {
+  await withServer([], async (server, open) => {
+    const { coach, client, thread } = await server.pair('g');
+    const second = await server.signUp('client', 'Client h', 'client-h@example.com');
+    const linked = await server.call('POST', '/v1/me/coach', { coach_id: coach.id }, second.access);
+    assert.equal(linked.status, 201);
+    const coachSide = open(coach), first = open(client), other = open(second);
+    const heard = { coach: [], first: [], other: [] };
+    coachSide.on('challenge_participants', (event) => heard.coach.push(event.participation));
+    first.on('challenge_participants', (event) => heard.first.push(event.participation));
+    other.on('challenge_participants', (event) => heard.other.push(event.participation));
+    await Promise.all([live(coachSide), live(first), live(other)]);
+
+    const today = new Date().toISOString().slice(0, 10);
+    const tasks = Array.from({ length: 7 }, (_, day) => ({ name: `Walk, day ${day + 1}`, focus: 'training', intensity: 'light' }));
+    await assert.rejects(coachSide.command('challenge.create', { thread_id: thread, name: 'Steps', start_date: today,
+      template_id: 'steps', tasks: tasks.slice(0, 5) }), { code: 'challenge_length', field: 'tasks' });
+    const made = await coachSide.command('challenge.create', { thread_id: thread, name: 'Steps', start_date: today,
+      template_id: 'steps', tasks });
+    assert.deepEqual([made.participation.participants, made.participation.finished], [1, 0]);
+
+    const { groups } = await other.command('challenge.groups');
+    assert.equal(groups.length, 1);
+    assert.equal(groups[0].participation.participants, 1);
+    const joined = await other.command('challenge.join', { template_id: 'steps' });
+    assert.equal(joined.change, 'challenge.joined');
+    assert.equal(joined.participation.participants, 2);
+    await until(() => [heard.coach, heard.first, heard.other].every((list) => list.at(-1)?.participants === 2), 'the count of 2');
+    assert.ok(!JSON.stringify(heard.other).includes(client.id), "no one else's id");
+    await assert.rejects(other.command('challenge.join', { template_id: 'steps' }), { code: 'challenge_already_joined' });
+
+    const left = await other.command('challenge.leave', { challenge_id: joined.challenge.id });
+    assert.equal(left.challenge.status, 'left');
+    await until(() => heard.coach.at(-1)?.participants === 1 && heard.first.at(-1)?.participants === 1, 'the count back to 1');
+    await assert.rejects(other.command('challenge.check', { challenge_id: joined.challenge.id, day: 1, done: true }),
+      { code: 'challenge_over' });
+
+    // The coach's activity feed: the second client's join and leave, newest first (the coach's own challenge is not in it).
+    const feed = await coachSide.command('activity');
+    assert.deepEqual(feed.items.map((item) => item.change), ['challenge.left', 'challenge.joined']);
+    assert.ok(feed.items.every((item) => item.client_id === second.id && item.kind === 'challenge'));
+    assert.equal(feed.has_more, false);
+    await assert.rejects(other.command('activity'), { code: 'forbidden' });
+  });
+});

@@ -113,6 +113,8 @@ export interface SpotterEvents {
   session: { type: 'session'; cursor: number; change: string; session: Record<string, unknown>; message: Message; unread: number; total_unread: number };
   record: { type: 'record'; cursor: number; thread_id: string; change: string; [key: string]: unknown };
   client_card: { type: 'client_card'; card: Record<string, unknown> };
+  /** A group challenge's counts moved (a join, leave, creation, finish): to the coach and every client in it. */
+  challenge_participants: { type: 'challenge_participants'; participation: ChallengeParticipation };
   quota: { type: 'quota'; [key: string]: unknown };
   tier: { type: 'tier'; cursor: number; [key: string]: unknown };
   rating_prompt: { type: 'rating_prompt'; cursor: number; [key: string]: unknown };
@@ -148,6 +150,29 @@ export interface SpotterCommands {
   record: [{ thread_id: string; limit?: number; cursor?: string },
     { challenges_next: string | null; check_ins_next: string | null; measurements_next: string | null; [key: string]: unknown }];
   meals: [{ thread_id?: string; before?: number; limit?: number }, Record<string, unknown>];
+  /** A client joins their current coach's group challenge (7, 14 or 30 days) from `start_date` (default today). */
+  'challenge.join': [{ template_id: string; start_date?: string },
+    { change: 'challenge.joined'; challenge: Record<string, unknown>; participation: ChallengeParticipation }];
+  /** The client leaves a pending or active challenge of theirs (`challenge.unchanged` when left already). */
+  'challenge.leave': [{ challenge_id: string },
+    { change: 'challenge.left' | 'challenge.unchanged'; challenge: Record<string, unknown>; participation?: ChallengeParticipation }];
+  /** A coach's feed of what their current clients did, newest first; `before` an item's cursor. */
+  activity: [{ thread_id?: string; before?: number; limit?: number },
+    { items: { cursor: number; thread_id: string; client_id: string; at: number; kind: string; change?: string;
+      message?: Message; record?: Record<string, unknown>; session?: Record<string, unknown> }[]; has_more: boolean }];
+  /** A client's current coach's group challenges (with their own open one), or a coach's own. */
+  'challenge.groups': [{}, { groups: { participation: ChallengeParticipation; challenge_id?: string }[] }];
+}
+
+/** A group challenge's live counts: clients in it (pending or active) and clients who finished it; never who. */
+export interface ChallengeParticipation {
+  template_id: string;
+  coach_id: string;
+  name: string;
+  description?: string;
+  days: 7 | 14 | 30;
+  participants: number;
+  finished: number;
 }
 
 export declare class SpotterClient {

@@ -15,6 +15,12 @@ public enum RecordError: Error, Equatable, Sendable {
     case unsafeGoal
     /// A goal before any measurement (it is measured against the newest one).
     case noMeasurement
+    /// A group challenge (with a template) of another length than 7, 14 or 30 days.
+    case challengeLength
+    /// Already in an open challenge of the template.
+    case alreadyJoined
+    /// Leaving or checking a challenge that is over for the client (completed, ended or left).
+    case challengeOver
 }
 
 extension APIError {
@@ -28,6 +34,9 @@ extension APIError {
         case .tooSoon(let next, let now): self.init(.measurementTooSoon, retryAfterSeconds: Int(max(1, next - now)))
         case .unsafeGoal: self.init(.unsafeGoal, field: "target_percent")
         case .noMeasurement: self.init(.conflict, field: "target_percent")
+        case .challengeLength: self.init(.challengeLength, field: "tasks")
+        case .alreadyJoined: self.init(.challengeAlreadyJoined, field: "template_id")
+        case .challengeOver: self.init(.challengeOver, field: "challenge_id")
         }
     }
 }
@@ -111,15 +120,15 @@ public struct CoachingBook: Sendable {
     /// Each client's challenges as the dashboard counts them, in creation order (no strings to copy).
     private var progressOf: [String: [ChallengeProgress]] = [:]
     /// Each client's check-in times, in creation order (the same as time order).
-    private var checkInTimesOf: [String: [Int64]] = [:]
+    var checkInTimesOf: [String: [Int64]] = [:]
     /// By client, oldest first.
     private var measurementsOf: [String: [MeasurementView]] = [:]
     /// The newest goal of each client (active or not).
     private var goalOf: [String: GoalView] = [:]
     /// Challenge ids by coach and template id (each coach names their own templates).
-    private var templates: [TemplateKey: [String]] = [:]
+    var templates: [TemplateKey: [String]] = [:]
 
-    private struct TemplateKey: Hashable, Sendable {
+    struct TemplateKey: Hashable, Sendable {
         var coachID: String
         var templateID: String
     }
@@ -320,7 +329,7 @@ public struct CoachingBook: Sendable {
         guard let start = LocalDay.parse(startText) else { throw .badValue("start_date") }
         guard start >= new.today else { throw .outOfRange("start_date") }
         guard let tasks = command.tasks, !tasks.isEmpty else { throw .missing("tasks") }
-        guard CoachingBook.challengeDays.contains(tasks.count) else { throw .outOfRange("tasks") }
+        try checkLength(tasks.count, template: command.templateId, clientID: new.clientID, coachID: new.coachID, today: new.today)
         let createdBy = command.createdBy ?? "coach"
         guard createdBy == "coach" || createdBy == "ai" else { throw .badValue("created_by") }
         if let template = command.templateId, template.isEmpty || template.count > 64 { throw .outOfRange("template_id") }
@@ -348,6 +357,7 @@ public struct CoachingBook: Sendable {
     public func checkTask(challengeID: String, clientID: String, day: Int, done: Bool, today: Int64,
                           dayOf: (Int64) -> Int64, now: Int64) throws(RecordError) -> RecordBody? {
         guard let challenge = challenges[challengeID], challenge.clientId == clientID else { throw .notFound("challenge_id") }
+        guard challenge.leftAt == nil else { throw .challengeOver }
         guard day >= 1, day <= challenge.tasks.count else { throw .outOfRange("day") }
         guard let first = LocalDay.parse(challenge.startDate) else { throw .notFound("challenge_id") }
         var task = challenge.tasks[day - 1]
@@ -509,15 +519,26 @@ public struct ChallengeProgress: Sendable, Equatable {
     /// The day number of day 1 (nil: a stored date this server cannot read; counted as ended).
     public let startDay: Int64?
     public let done: [Bool]
+    /// When tasks were checked off, in task order (the dashboard's engagement).
+    public let doneTimes: [Int64]
+    /// The main focus of its tasks (`ChallengeTypeCount`).
+    public let type: String
+    /// Whether the client left it.
+    public let left: Bool
 
     public init(_ challenge: ChallengeView) {
         id = challenge.id
         startDay = LocalDay.parse(challenge.startDate)
         done = challenge.tasks.map { $0.doneAt != nil }
+        doneTimes = challenge.tasks.compactMap(\.doneAt)
+        type = CoachDashboard.mainFocus(challenge.tasks.map { $0.focus ?? "" })
+        left = challenge.leftAt != nil
     }
 
-    /// `pending` before day 1, `active`, `completed` once every task is done, `ended` after the last day otherwise.
+    /// `left` once the client left it, `pending` before day 1, `active`, `completed` once every task is done,
+    /// `ended` after the last day otherwise.
     public func status(today: Int64) -> String {
+        if left { return "left" }
         guard let startDay else { return "ended" }
         if !done.contains(false) { return "completed" }
         if today < startDay { return "pending" }

@@ -103,8 +103,12 @@ extension CoachingCore {
         guard from < to else { return .failure(APIError(.outOfRange, field: "from")) }
         guard to - from <= CoachDashboard.maxRange else { return .failure(APIError(.outOfRange, field: "to")) }
         let figures = CoachDashboard.sessionFigures(sessions, coachID: coachID, now: now, from: from, to: to)
-        let result = CoachDashboard.make(clients: dashboardClients(ofCoach: coachID, sessions: figures, context), book: coaching,
-                                         attendance: (figures.completed, figures.missed), from: from, to: to, now: now)
+        let clients = dashboardClients(ofCoach: coachID, sessions: figures, context)
+        var result = CoachDashboard.make(clients: clients, book: coaching, attendance: (figures.completed, figures.missed),
+                                         from: from, to: to, now: now)
+        result.analytics = CoachDashboard.withEngagement(
+            result.analytics, clients: clients, book: coaching,
+            attended: CoachDashboard.attendedStarts(sessions, coachID: coachID, from: from, to: to), now: now)
         return .success(result.jsonText)
     }
 

@@ -64,14 +64,20 @@ extension CoachingCore {
             bodies = try Self.rule { () throws(RecordError) in
                 try coaching.setGoal(id: context.newID(), clientID: userID, command: command, now: now)
             }
+        case .joinChallenge, .leaveChallenge:
+            (thread, bodies) = try groupChallenge(change, by: userID, context)
+            side = .client
         }
-        let answer = JSONText.encoder.encodeToString(Self.merged(bodies))
         let records = bodies.filter { $0.change != "challenge.unchanged" }.map { body in
             coaching.apply(body)
             return ChatRecord(threadNo: thread.no, side: side, seq: thread.lastSeq, at: now, .coaching(CoachingChangeRecord(
                 itemID: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id,
                 json: JSONText.encoder.encodeToString(body))))
         }
+        // A group challenge's reply carries its counts as they are with this change.
+        var reply = Self.merged(bodies)
+        reply.participation = participation(of: reply.challenge, context)
+        let answer = JSONText.encoder.encodeToString(reply)
         return .commit(CoreCommit(records: records, reply: .json(answer)))
     }
 

@@ -259,6 +259,7 @@ public struct CoachingCore {
             case .coaching:
                 if origin == .elsewhere, let stored = RecordBody(record) { coaching.apply(stored) }
                 if !cardsFor.contains(thread.no) { cardsFor.append(thread.no) }
+                if origin == .here { applied.ephemeral += participantEvents(record, context) }
             case .tier:
                 forgetCounts(of: thread.clientID, ever: false)
             case .link:

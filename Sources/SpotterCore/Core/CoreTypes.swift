@@ -127,6 +127,8 @@ public enum RecordChange {
     case comment(CheckInCommentCommand)
     case addMeasurement(MeasurementAddCommand)
     case setGoal(GoalSetCommand)
+    case joinChallenge(ChallengeJoinCommand)
+    case leaveChallenge(ChallengeLeaveCommand)
 }
 
 /// `message.send` after its fields were validated.

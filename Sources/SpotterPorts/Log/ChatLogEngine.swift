@@ -27,6 +27,9 @@ public protocol ChatLogEngine: AnyObject, Sendable {
     func records(threadNos: [Int64], after pos: Int64, limit: Int) throws -> [ChatRecord]
     func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord]
     func meals(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord]
+    /// The coach's activity feed: records of the threads that are a client's activity (`LogSQL.isClientActivity`)
+    /// with pos < `before` (nil: from the newest), newest first, at most `limit`.
+    func activity(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord]
 }
 
 extension ChatLogEngine {

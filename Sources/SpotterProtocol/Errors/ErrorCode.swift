@@ -177,6 +177,13 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case apiKeyScopeMissing = "api_key_scope_missing"
     /// 422: an `Idempotency-Key` already used with a different request body.
     case idempotencyKeyReused = "idempotency_key_reused"
+    // Issue 30 (group challenges).
+    /// 400: a group challenge (one with a `template_id`) lasts 7, 14 or 30 days.
+    case challengeLength = "challenge_length"
+    /// 409: the client is already in an open (pending or active) challenge of this template.
+    case challengeAlreadyJoined = "challenge_already_joined"
+    /// 409: the challenge is over for this client (completed, ended or left): it can't be left or checked now.
+    case challengeOver = "challenge_over"
 
     // Issue 30 item 11 (Sign in with Apple and Google).
     /// 401: an ID token that is malformed, over 8 KiB, not RS256, signed by a key the provider does not publish,
@@ -427,6 +434,15 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .idempotencyKeyReused:
             return (422, "This Idempotency-Key was already used for a different request. Use a new key for a new request.",
                     "سبق استخدام مفتاح Idempotency-Key هذا لطلب مختلف. استخدم مفتاحًا جديدًا للطلب الجديد.")
+        case .challengeLength:
+            return (400, "A group challenge lasts 7, 14 or 30 days.",
+                    "يستمر التحدي الجماعي 7 أو 14 أو 30 يومًا.")
+        case .challengeAlreadyJoined:
+            return (409, "You are already in this challenge.",
+                    "أنت مشترك في هذا التحدي بالفعل.")
+        case .challengeOver:
+            return (409, "This challenge is over for you: it was completed, it ended or you left it.",
+                    "انتهى هذا التحدي بالنسبة لك: أُكمل أو انتهت مدته أو غادرته.")
         case .messageNotChangeable:
             return (409, "Only the person who sent a message can change it, and only a text message can be edited.",
                     "لا يغيّر الرسالة إلا من أرسلها، ولا يُعدَّل إلا النص.")

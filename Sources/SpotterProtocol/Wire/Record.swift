@@ -31,8 +31,9 @@ public struct ChallengeTaskView: Codable, Sendable, Equatable, KnownFields {
     public static let fieldNames: Set<String> = ["name", "description", "focus", "intensity"]
 }
 
-/// A challenge: 3–14 days from `start_date` (the client's calendar), one task a day. `status` is `pending`
-/// before the first day, `active`, `completed` once every task is done, `ended` after the last day otherwise.
+/// A challenge: 3–14 days from `start_date` (the client's calendar), one task a day; a group challenge (one with a
+/// `template_id`, `ChallengeParticipation`) 7, 14 or 30 days. `status` is `pending` before the first day, `active`,
+/// `completed` once every task is done, `ended` after the last day otherwise, `left` once the client left it.
 public struct ChallengeView: Codable, Sendable, Equatable {
     public var id: String
     public var clientId: String
@@ -49,6 +50,8 @@ public struct ChallengeView: Codable, Sendable, Equatable {
     public var percent: Int
     public var status: String
     public var createdAt: Int64
+    /// When the client left it (`challenge.leave`; status `left`); absent otherwise.
+    public var leftAt: Int64? = nil
     public init(id: String, clientId: String, coachId: String, name: String, description: String?, startDate: String,
                 days: Int, createdBy: String, templateId: String?, tasks: [ChallengeTaskView], done: Int, percent: Int,
                 status: String, createdAt: Int64) {
@@ -75,6 +78,7 @@ public struct ChallengeView: Codable, Sendable, Equatable {
         case createdBy = "created_by"
         case templateId = "template_id"
         case createdAt = "created_at"
+        case leftAt = "left_at"
     }
 }
 
@@ -216,6 +220,8 @@ public struct RecordBody: Codable, Sendable, Equatable {
     public var checkIn: CheckInView?
     public var measurement: MeasurementView?
     public var goal: GoalView?
+    /// In a reply about a group challenge (never stored): its live counts (`ChallengeParticipation`).
+    public var participation: ChallengeParticipation? = nil
     public init(change: String, challenge: ChallengeView? = nil, checkIn: CheckInView? = nil,
                 measurement: MeasurementView? = nil, goal: GoalView? = nil) {
         self.change = change
@@ -225,7 +231,7 @@ public struct RecordBody: Codable, Sendable, Equatable {
         self.goal = goal
     }
     enum CodingKeys: String, CodingKey {
-        case change, challenge, measurement, goal
+        case change, challenge, measurement, goal, participation
         case checkIn = "check_in"
     }
 
@@ -249,7 +255,7 @@ public struct ChallengeCreateCommand: Codable, Sendable, Equatable, KnownFields 
     public var description: String?
     /// `YYYY-MM-DD` in the client's time zone; today or later.
     public var startDate: String?
-    /// One per day, 3–14.
+    /// One per day, 3–14; with `template_id` (a group challenge any client of the coach may join) 7, 14 or 30.
     public var tasks: [ChallengeTaskView]?
     /// `coach` (default) or `ai`.
     public var createdBy: String?
@@ -519,6 +525,10 @@ public struct CoachAnalyticsView: Codable, Sendable, Equatable {
     public var mealLogDaysPercent: Int?
     /// Completed sessions of those completed or missed in the range, in percent.
     public var sessionAttendancePercent: Int?
+    /// The average client engagement over the range, in percent (`CoachDashboard.engagement`).
+    public var engagementPercent: Int? = nil
+    /// Challenge types (a challenge's main focus) by how many challenges ran in the range, most first.
+    public var popularChallengeTypes: [ChallengeTypeCount] = []
     public init(from: Int64, to: Int64, clients: Int, challengeCompletionPercent: Int?, checkInsPerClientWeek: Double?,
                 mealLogDaysPercent: Int?, sessionAttendancePercent: Int?) {
         self.from = from
@@ -535,6 +545,8 @@ public struct CoachAnalyticsView: Codable, Sendable, Equatable {
         case checkInsPerClientWeek = "check_ins_per_client_week"
         case mealLogDaysPercent = "meal_log_days_percent"
         case sessionAttendancePercent = "session_attendance_percent"
+        case engagementPercent = "engagement_percent"
+        case popularChallengeTypes = "popular_challenge_types"
     }
 }
 

@@ -19,6 +19,14 @@ extension AppSocket {
             socket.answer(id: id, socket.runner.core.template(body, by: socket.actor.userID, socket.runner.context()))
         }
         table.on(MealsCommand.self) { socket, body, id in socket.meals(body, id: id) }
+        table.on(ActivityCommand.self) { socket, body, id in socket.activity(body, id: id) }
+        table.on(ChallengeJoinCommand.self) { socket, body, id in socket.changeRecord(.joinChallenge(body), id: id) }
+        table.on(ChallengeLeaveCommand.self) { socket, body, id in socket.changeRecord(.leaveChallenge(body), id: id) }
+        table.on(ChallengeGroupsCommand.self) { socket, body, id in
+            let budget = ReplyPage.budget(outbound: socket.api.server.config.maxOutboundBytes)
+            socket.answer(id: id, socket.runner.core.challengeGroups(body, by: socket.actor.userID, socket.runner.context(),
+                                                                     budget: budget))
+        }
         table.on(RecordCommand.self) { socket, body, id in
             let budget = ReplyPage.budget(outbound: socket.api.server.config.maxOutboundBytes)
             socket.answer(id: id, socket.runner.core.recordPage(body, by: socket.actor.userID, socket.runner.context(), budget: budget))

@@ -284,6 +284,20 @@ public final class ChatLog: Sendable {
         }
     }
 
+    public func activity(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord] {
+        guard limit > 0, !threadNos.isEmpty else { return [] }
+        return try store.writer.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT * FROM log WHERE threadNo = ? AND \(LogSQL.isClientActivity) AND pos < ? ORDER BY pos DESC LIMIT ?
+                """)
+            var found: [ChatRecord] = []
+            for no in threadNos {
+                found += try Row.fetchAll(statement, arguments: [no, before ?? Int64.max, limit]).map(ChatLog.record)
+            }
+            return Array(found.sorted { $0.pos > $1.pos }.prefix(limit))
+        }
+    }
+
     /// Messages of the thread with seq < `beforeSeq` (nil: from the newest), newest first, at most `limit`:
     /// people's messages and the server's system messages about sessions (`ChatRecord.isThreadMessage`).
     public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {

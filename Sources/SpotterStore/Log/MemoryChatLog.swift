@@ -135,6 +135,15 @@ public final class MemoryChatLog: ChatLogEngine {
         }
     }
 
+    public func activity(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord] {
+        let wanted = Set(threadNos)
+        return state.withLock { state in
+            Array(state.records.reversed().filter {
+                wanted.contains($0.threadNo) && $0.isClientActivity && $0.pos < (before ?? Int64.max)
+            }.prefix(max(limit, 0)))
+        }
+    }
+
     public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
         state.withLock { state in
             Array(state.records.reversed().filter {
