@@ -355,6 +355,14 @@ public enum PostgresSchema {
             );
             CREATE INDEX sessionFeedback_author ON sessionFeedback (authorId);
             """),
+        // A coach's availability (issue 30), as SQLite's v25.
+        Migration(name: "v15-availability", sql: """
+            CREATE TABLE availability (
+                coachId text PRIMARY KEY,
+                body text NOT NULL,
+                updatedAt bigint NOT NULL
+            );
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

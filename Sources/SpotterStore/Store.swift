@@ -251,6 +251,16 @@ public final class Store: Sendable {
                 CREATE INDEX sessionFeedback_author ON sessionFeedback(authorId);
                 """)
         }
+        // A coach's availability (issue 30): one row per coach, the whole schedule as JSON (`AccountStore.setAvailability`).
+        migrator.registerMigration("v25-availability") { db in
+            try db.execute(sql: """
+                CREATE TABLE availability (
+                    coachId TEXT PRIMARY KEY NOT NULL,
+                    body TEXT NOT NULL,
+                    updatedAt INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }()
 }

@@ -22,6 +22,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .coachHasClients: 409,  // issue 29: a coach's erasure while clients are linked
     .invalidWebhookURL: 400, .invalidWebhookEvents: 400, .tooManyWebhooks: 409,  // issue 29: webhooks
     .apiKeyScopeMissing: 403, .idempotencyKeyReused: 422,  // issue 29: tier changes from billing
+    .outsideAvailability: 409,  // issue 30: a client's time outside the coach's availability
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -39,7 +40,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 77)
+        #expect(ErrorCode.allCases.count == 78)
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)
