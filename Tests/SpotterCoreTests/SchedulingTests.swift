@@ -170,6 +170,16 @@ struct SchedulingTests {
         #expect(a.view.weekly["mon"] == [AvailabilityHours(start: "09:00", end: "17:00")] && a.view.weekly["sun"] == nil)
     }
 
+    @Test func theFlagIsWrittenOnlyWhenSetAndReadBack() throws {
+        var session = Self.session("s1", start: 1_800_000_000)
+        #expect(!session.view.jsonText.contains("outside_availability"))
+        session.outsideAvailability = true
+        let text = session.view.jsonText
+        #expect(text.contains(#""outside_availability":true"#))
+        let decoded = try JSONDecoder().decode(SessionView.self, from: Data(text.utf8))
+        #expect(decoded == session.view && Session(view: decoded)?.outsideAvailability == true)
+    }
+
     @Test func aClientsTimeOutsideIsRefusedACoachsIsFlagged() throws {
         let h = CoreHarness()
         // Coach k works 09:00–17:00 UTC on weekdays; CoreHarness.start is Friday 2027-01-15 08:00 UTC.

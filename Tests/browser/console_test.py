@@ -451,7 +451,7 @@ def run(binary, chromium, chromedriver, checks, cleanup):
         fail(f"the client's page shows seqs {seqs}, expected 1-4")
     checks.ok("after the restart a message each way arrived exactly once; no duplicate seq on either page")
 
-    # 4b. A video session: the coach invites over a second socket of their own (the console has no booking form);
+    # 4b. A video session: the coach invites over a second socket of their own (4b' books through the console's form);
     # both pages show it in the Sessions panel and its system message in the thread.
     start = int(time.time()) + 2 * 86400
     start -= start % 900
