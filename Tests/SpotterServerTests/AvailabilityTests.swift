@@ -104,6 +104,45 @@ struct AvailabilityTests {
         #expect((try coach.result("availability.get")["availability"] as? [String: Any])?["time_zone"] as? String == "UTC")
     }
 
+    @Test func theSameSettingOverHTTP() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let api = chat.fixture.api, coach = chat.fixture.coachX.access, client = chat.fixture.clientA.access
+        let empty = try api.call("GET", "/v1/me/availability", token: coach)
+        #expect(empty.status == 200 && empty.json["availability"] is NSNull)
+        let body: [String: Any] = ["time_zone": "Asia/Riyadh", "weekly": ["sun": [["start": "10:00", "end": "14:00"]]],
+                                   "minimum_notice_minutes": 30, "max_sessions_per_day": 3]
+        let saved = try api.call("PUT", "/v1/me/availability", body, token: coach)
+        let view = try #require(saved.json["availability"] as? [String: Any])
+        #expect(saved.status == 200 && view["time_zone"] as? String == "Asia/Riyadh" && view["max_sessions_per_day"] as? Int == 3)
+        // The socket reads what HTTP saved.
+        let socket = try chat.socket(coach)
+        let read = try #require(try socket.result("availability.get")["availability"] as? [String: Any])
+        #expect(NSDictionary(dictionary: read).isEqual(to: view))
+        // Coaches only; every field checked as on the socket; nothing refused is saved.
+        let refused = try api.call("PUT", "/v1/me/availability", body, token: client)
+        #expect(refused.status == 403 && refused.errorCode == "forbidden")
+        #expect(try api.call("GET", "/v1/me/availability", token: client).status == 403)
+        let bad = try api.call("PUT", "/v1/me/availability", ["time_zone": "UTC", "weekly": ["sun": [["start": "14:00", "end": "10:00"]]]], token: coach)
+        #expect(bad.status == 400 && bad.errorCode == "bad_request")
+        let huge = try api.call("PUT", "/v1/me/availability", ["time_zone": "UTC", "buffer_after_minutes": 9_223_372_036_854_775_807], token: coach)
+        #expect(huge.status == 400 && huge.errorCode == "out_of_range")
+        #expect(try api.call("PUT", "/v1/me/availability", ["time_zone": "UTC", "hours": []], token: coach).errorCode == "unknown_field")
+        #expect((try api.call("GET", "/v1/me/availability", token: coach).json["availability"] as? [String: Any])?["time_zone"] as? String == "Asia/Riyadh")
+    }
+
+    @Test func theCoachsExportHoldsTheirAvailability() throws {
+        let chat = try ChatFixture()
+        defer { chat.server.stop() }
+        let coach = try chat.socket(chat.fixture.coachX.access)
+        _ = try Self.setDayOff(coach, off: Self.midnight(in: 5))
+        let export = try ExportDownload.fetch(port: chat.server.port, token: chat.fixture.coachX.access)
+        let saved = try #require(export.json("availability.json")["availability"] as? [String: Any])
+        #expect(saved["time_zone"] as? String == "UTC" && (saved["exceptions"] as? [[String: Any]])?.count == 1)
+        let clients = try ExportDownload.fetch(port: chat.server.port, token: chat.fixture.clientA.access)
+        #expect(clients.json("availability.json")["availability"] is NSNull)
+    }
+
     @Test func everyFieldIsCheckedAtTheDoorInBothLanguages() throws {
         let chat = try ChatFixture()
         defer { chat.server.stop() }

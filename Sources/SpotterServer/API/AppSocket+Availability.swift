@@ -104,7 +104,7 @@ extension AppSocket {
 }
 
 /// The reply to `availability.set` and `availability.get`: null when the coach saved none.
-struct AvailabilityReply: Encodable {
+struct AvailabilityReply: Encodable, Sendable {
     var availability: AvailabilityView?
 
     func encode(to encoder: any Encoder) throws {
