@@ -100,6 +100,13 @@ struct AvailabilityTests {
         #expect(errorCode(try client.command("availability.set", ["time_zone": "UTC"])) == "forbidden")
         #expect(errorCode(try client.command("availability.get")) == "forbidden")
         #expect(errorCode(try client.command("availability.slots", ask.merging(["thread_id": "no-such-thread"]) { $1 })) == "forbidden")
+        // A link that ended: neither side asks for its slots any more.
+        let change = try chat.fixture.api.call("POST", "/v1/me/coach-change-requests", ["coach_id": chat.fixture.coachY.id],
+                                               token: chat.fixture.clientA.access)
+        let changeID = try #require(change.string("id"))
+        #expect(try chat.fixture.api.call("POST", "/v1/admin/coach-change-requests/\(changeID)/approve", token: chat.fixture.admin.access).status == 200)
+        try waitUntil(5, "the old thread inactive") { (try? client.command("availability.slots", ask)).flatMap(errorCode) == "thread_inactive" }
+        #expect(errorCode(try coach.command("availability.slots", ask)) == "thread_inactive")
         // The coach's hours are unchanged by anything refused.
         #expect((try coach.result("availability.get")["availability"] as? [String: Any])?["time_zone"] as? String == "UTC")
     }

@@ -47,6 +47,8 @@ extension AppSocket {
         do throws(APIError) {
             guard let threadID = command.threadId else { throw APIError(.missingField, field: "thread_id") }
             (thread, _) = try runner.chat.participant(threadID, actor.userID)
+            // A link that ended: its former client learns nothing more of the coach's time.
+            guard thread.active else { throw APIError(.threadInactive, field: "thread_id") }
             guard let minutes = command.durationMinutes else { throw APIError(.missingField, field: "duration_minutes") }
             guard FreeSlots.lengths.contains(minutes) else { throw APIError(.outOfRange, field: "duration_minutes") }
             guard let start = command.from else { throw APIError(.missingField, field: "from") }
