@@ -514,6 +514,7 @@ def run(binary, chromium, chromedriver, checks, cleanup):
         wait_for(page, lambda d: any(i.get_attribute("data-status") == "invited" and "Mobility review" in i.text
                                      for i in testids(d, "session-item")), f"the booked session in the {who}'s Sessions panel")
     checks.ok("picking a free time invites the client: the session shows on both pages")
+    screenshot(coach_page, "console-booking.png")
 
     # 4c. Browser notifications (Web Push): the toggle asks on a click, registers the service worker over the console
     # and asks the server for its VAPID key; without one (this server has none) it says so and stays off. Headless
