@@ -75,7 +75,9 @@ async function save(event) {
     const row = byId('availability-days').querySelector(`[data-testid="availability-${day}"]`);
     if (!row.querySelector('.day-on').checked) continue;
     const end = row.querySelector('.day-end').value;
-    weekly[day] = [{ start: row.querySelector('.day-start').value, end: end === '23:59' ? '24:00' : end }];
+    // The editor shows a day's first span; any others (set through the API) are kept as they are.
+    weekly[day] = [{ start: row.querySelector('.day-start').value, end: end === '23:59' ? '24:00' : end },
+      ...(saved?.weekly?.[day] ?? []).slice(1)];
   }
   try {
     const result = await state.client.command('availability.set', {
