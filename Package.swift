@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "spotter-load", targets: ["LoadGenerator"]),
         .executable(name: "spotter-session-bench", targets: ["SessionBench"]),
         .executable(name: "spotter-dashboard-bench", targets: ["DashboardBench"]),
+        .executable(name: "spotter-slots-bench", targets: ["SlotsBench"]),
         .executable(name: "spotter-log-bench", targets: ["LogBench"]),
     ],
     // Exact versions: this is an application, and a fresh clone must build what was tested. (Package.resolved
@@ -130,6 +131,7 @@ let package = Package(
                 .embedInCode("files/console/console.css"),
                 // The console's ES modules (WebFiles.consoleModules).
                 .embedInCode("files/console/console.js"),
+                .embedInCode("files/console/availability.js"),
                 .embedInCode("files/console/admin.js"),
                 .embedInCode("files/console/chat.js"),
                 .embedInCode("files/console/client.js"),
@@ -231,6 +233,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "LoadTests/DashboardBench"
+        ),
+        // Free slots for a coach with many sessions (issue 30), timed without sockets or disk.
+        .executableTarget(
+            name: "SlotsBench",
+            dependencies: [
+                "SpotterCore",
+                "SpotterProtocol",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "LoadTests/SlotsBench"
         ),
 
         // The log's append path on SQLite and on PostgreSQL, timed without the server.

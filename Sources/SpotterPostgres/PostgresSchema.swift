@@ -356,6 +356,14 @@ public enum PostgresSchema {
             );
             CREATE INDEX sessionFeedback_author ON sessionFeedback (authorId);
             """),
+        // A coach's availability (issue 30), as SQLite's v25.
+        Migration(name: "v15-availability", sql: """
+            CREATE TABLE availability (
+                coachId text PRIMARY KEY,
+                body text NOT NULL,
+                updatedAt bigint NOT NULL
+            );
+            """),
         // AI-generation quotas (issue 30 item 4), as SQLite's "v26-ai-quota" (`AccountStore.aiQuotaSchema`).
         Migration(name: "v16-ai-quota", sql: AccountStore.aiQuotaSchema),
         // Sign in with Apple and Google (issue 30 item 11), as SQLite's "v28-identity-links".

@@ -252,6 +252,16 @@ public final class Store: Sendable {
                 CREATE INDEX sessionFeedback_author ON sessionFeedback(authorId);
                 """)
         }
+        // A coach's availability (issue 30): one row per coach, the whole schedule as JSON (`AccountStore.setAvailability`).
+        migrator.registerMigration("v25-availability") { db in
+            try db.execute(sql: """
+                CREATE TABLE availability (
+                    coachId TEXT PRIMARY KEY NOT NULL,
+                    body TEXT NOT NULL,
+                    updatedAt INTEGER NOT NULL
+                );
+                """)
+        }
         // AI-generation quotas (issue 30 item 4): one counter per user, see `AccountStore.consumeAIGeneration`.
         migrator.registerMigration("v26-ai-quota") { db in try db.execute(sql: AccountStore.aiQuotaSchema) }
         // Sign in with Apple and Google (issue 30 item 11): the provider's subject → the user; see `AccountStore+Identity`.

@@ -98,11 +98,16 @@ final class CoreHarness {
          ChatThread(ThreadRow(id: "t3", no: 3, coachID: "k0", clientID: "c", createdAt: start - 30 * day, active: false))]
     }
 
+    /// Coaches' availability as the shell would have read it (none by default).
+    var availability: [String: CoachAvailability] = [:]
+
     var context: CoreContext {
-        let people = people
-        return CoreContext(now: now, nowMilliseconds: nowMilliseconds, features: features, people: { people[$0] },
-                           newID: { [unowned self] in ids += 1; return "id-\(ids)" },
-                           newRoom: { [unowned self] in rooms += 1; return "room-\(rooms)" })
+        let people = people, availability = availability
+        var context = CoreContext(now: now, nowMilliseconds: nowMilliseconds, features: features, people: { people[$0] },
+                                  newID: { [unowned self] in ids += 1; return "id-\(ids)" },
+                                  newRoom: { [unowned self] in rooms += 1; return "room-\(rooms)" })
+        context.availability = { availability[$0] }
+        return context
     }
 
     func thread(_ id: String) -> ChatThread { core.chat.thread(id: id)! }

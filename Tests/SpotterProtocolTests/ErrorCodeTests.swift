@@ -25,6 +25,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .imageTooLarge: 422,  // issue 30: thumbnails (decompression bombs)
     .invalidIDToken: 401, .idTokenExpired: 401, .signInProviderDisabled: 404, .identityKeysUnavailable: 503,  // issue 30: Apple/Google
     .challengeLength: 400, .challengeAlreadyJoined: 409, .challengeOver: 409,  // issue 30: group challenges
+    .outsideAvailability: 409,  // issue 30: a client's time outside the coach's availability
 ]
 
 /// True when `text` holds at least one letter of the Arabic block (U+0621…U+064A).
@@ -42,7 +43,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 85)  // issue 30: + image_too_large, + 4 for Apple/Google sign-in, + 3 for group challenges
+        #expect(ErrorCode.allCases.count == 86)  // issue 30: + image_too_large, + 4 for Apple/Google sign-in, + 3 for group challenges, + outside_availability
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

@@ -451,7 +451,7 @@ def run(binary, chromium, chromedriver, checks, cleanup):
         fail(f"the client's page shows seqs {seqs}, expected 1-4")
     checks.ok("after the restart a message each way arrived exactly once; no duplicate seq on either page")
 
-    # 4b. A video session: the coach invites over a second socket of their own (the console has no booking form);
+    # 4b. A video session: the coach invites over a second socket of their own (4b' books through the console's form);
     # both pages show it in the Sessions panel and its system message in the thread.
     start = int(time.time()) + 2 * 86400
     start -= start % 900
@@ -476,6 +476,45 @@ def run(binary, chromium, chromedriver, checks, cleanup):
                  f"the session's system message (seq 5) on the {who}'s page")
         assert_no_duplicates(page, who)
     checks.ok("a session invite shows in both Sessions panels and as a system message in both threads")
+
+    # 4b'. Availability (issue 30): the coach saves working hours in the editor, then books from the free times
+    # offered for the open conversation's client; the client's page has neither panel.
+    wait_for(coach_page, lambda d: testid(d, "availability-panel").is_displayed() and testid(d, "availability-mon"),
+             "the coach's hours editor")
+    if testid(client_page, "availability-panel").is_displayed() or testid(client_page, "booking-panel").is_displayed():
+        fail("the client's page shows the coach's availability or booking panel")
+    js(coach_page, """
+      document.querySelector('[data-testid=availability-zone]').value = 'UTC';
+      for (const day of ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']) {
+        const row = document.querySelector(`[data-testid=availability-${day}]`);
+        row.querySelector('.day-on').checked = true;
+        row.querySelector('.day-start').value = '10:00';
+        row.querySelector('.day-end').value = '12:00';
+      }""")
+    click(coach_page, "availability-save")
+    wait_for(coach_page, lambda d: testid(d, "availability-status").text == "Working hours saved.", "the hours to be saved")
+    # Tomorrow in the browser's calendar; 30-minute sessions every 15 minutes inside 10:00–12:00 UTC.
+    js(coach_page, """
+      const t = new Date(Date.now() + 86400000);
+      const pad = (n) => String(n).padStart(2, '0');
+      document.querySelector('[data-testid=booking-date]').value = `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())}`;
+      document.querySelector('[data-testid=booking-length]').value = '30';
+      document.querySelector('[data-testid=booking-purpose]').value = 'Mobility review';""")
+    click(coach_page, "booking-find")
+    wait_for(coach_page, lambda d: len(testids(d, "booking-slot")) > 0, "the free times offered")
+    offered = [b.text for b in testids(coach_page, "booking-slot")]
+    allowed = {"10:00", "10:15", "10:30", "10:45", "11:00", "11:15", "11:30"}
+    starts = [int(b.get_attribute("data-start")) for b in testids(coach_page, "booking-slot")]
+    if not set(offered) <= allowed or any((s % 86400) < 36000 or (s % 86400) > 41400 for s in starts):
+        fail(f"free times outside 10:00–11:30 UTC were offered: {offered}")
+    checks.ok(f"the coach saved working hours and was offered {len(offered)} free times inside them")
+    click(coach_page, "booking-slot")
+    wait_for(coach_page, lambda d: testid(d, "booking-status").text == "Invitation sent.", "the invitation to be sent")
+    for page, who in ((coach_page, "coach"), (client_page, "client")):
+        wait_for(page, lambda d: any(i.get_attribute("data-status") == "invited" and "Mobility review" in i.text
+                                     for i in testids(d, "session-item")), f"the booked session in the {who}'s Sessions panel")
+    checks.ok("picking a free time invites the client: the session shows on both pages")
+    screenshot(coach_page, "console-booking.png")
 
     # 4c. Browser notifications (Web Push): the toggle asks on a click, registers the service worker over the console
     # and asks the server for its VAPID key; without one (this server has none) it says so and stays off. Headless
@@ -564,7 +603,7 @@ def run(binary, chromium, chromedriver, checks, cleanup):
     send_label = testid(client_page, "composer-send").text
     if not re.search(r"[\u0600-\u06FF]", send_label):
         fail(f"the send button is not in Arabic after the switch: {send_label!r}")
-    if assert_no_duplicates(client_page, "client (Arabic)") != 5:
+    if assert_no_duplicates(client_page, "client (Arabic)") != 6:  # 4 messages and 2 session invites (4b, 4b')
         fail("the conversation lost messages when the language changed")
     screenshot(client_page, "console-arabic.png")
     client_page.refresh()  # the language survives a reload, and so does the session (sessionStorage)

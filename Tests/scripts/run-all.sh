@@ -36,7 +36,7 @@ python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev
 python3 Tests/scripts/validate-schemas.py .build/schema-samples
 
 echo "== the JavaScript client against a live server (node --test)"
-SPOTTER_BIN=.build/debug/spotter node --test Tests/js/client.test.js 2>&1 | tee -a "$LOG"
+SPOTTER_BIN=.build/debug/spotter node --test Tests/js/client.test.js Tests/js/availability.test.js 2>&1 | tee -a "$LOG"
 js_passed=$(grep -oE '^# pass [0-9]+' "$LOG" | grep -oE '[0-9]+' | tail -1)
 grep -qE '^# fail 0$' "$LOG" || { echo "run-all: JavaScript client tests failed" >&2; exit 1; }
 

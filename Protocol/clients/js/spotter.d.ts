@@ -162,6 +162,35 @@ export interface SpotterCommands {
       message?: Message; record?: Record<string, unknown>; session?: Record<string, unknown> }[]; has_more: boolean }];
   /** A client's current coach's group challenges (with their own open one), or a coach's own. */
   'challenge.groups': [{}, { groups: { participation: ChallengeParticipation; challenge_id?: string }[] }];
+  /** A coach replaces their availability whole (Protocol/README "Availability and free slots"). */
+  'availability.set': [Partial<Availability> & { time_zone: string }, { availability: Availability }];
+  /** A coach reads their availability (null until saved). */
+  'availability.get': [{}, { availability: Availability | null }];
+  /** The coach or the client of a thread: free starts of a session, shown in `time_zone` (default the asker's). */
+  'availability.slots': [{ thread_id: string; duration_minutes: number; from: number; to: number; step_minutes?: number; time_zone?: string },
+    FreeSlots];
+}
+
+/** Spans of a day in the coach's zone, "HH:MM" to "HH:MM" ("24:00": the day's end). */
+export interface AvailabilityHours { start: string; end: string }
+
+export interface Availability {
+  time_zone: string;
+  weekly: Partial<Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', AvailabilityHours[]>>;
+  exceptions: { date: string; hours: AvailabilityHours[] }[];
+  buffer_before_minutes: number;
+  buffer_after_minutes: number;
+  minimum_notice_minutes: number;
+  max_sessions_per_day?: number | null;
+}
+
+export interface FreeSlots {
+  availability_set: boolean;
+  truncated: boolean;
+  time_zone: string;
+  coach_time_zone?: string | null;
+  /** Unix seconds; `local` is the start in `time_zone` ("2026-03-09T09:00-04:00"). */
+  slots: { start: number; end: number; local: string }[];
 }
 
 /** A group challenge's live counts: clients in it (pending or active) and clients who finished it; never who. */
@@ -196,6 +225,9 @@ export declare class SpotterClient {
 
   command<K extends keyof SpotterCommands>(type: K, fields?: SpotterCommands[K][0]): Promise<SpotterCommands[K][1]>;
   command(type: string, fields?: Record<string, unknown>): Promise<any>;
+
+  /** `availability.slots`: free starts of a session with the other side of the thread (Unix seconds). */
+  freeSlots(threadId: string, options: { durationMinutes: number; from: number; to: number; stepMinutes?: number; timeZone?: string }): Promise<FreeSlots>;
 
   /** Sends a message; kept and resent with the same client_message_id until acknowledged; resolves once. */
   send(threadId: string, body: { text: string; attachments?: string[] } | { kind: 'meal_log'; meal: Record<string, unknown> },

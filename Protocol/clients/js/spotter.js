@@ -356,6 +356,18 @@ export class SpotterClient {
     });
   }
 
+  /**
+   * The free starts of a session of `durationMinutes` with the other side of `threadId`, in [from, to) (Unix
+   * seconds), `stepMinutes` apart (default 15), each with its local time in `timeZone` (default: the account's
+   * zone): `availability.slots`. The coach's hours are saved with `command('availability.set', …)`.
+   */
+  freeSlots(threadId, { durationMinutes, from, to, stepMinutes, timeZone } = {}) {
+    const fields = { thread_id: threadId, duration_minutes: durationMinutes, from, to };
+    if (stepMinutes !== undefined) fields.step_minutes = stepMinutes;
+    if (timeZone !== undefined) fields.time_zone = timeZone;
+    return this.command('availability.slots', fields);
+  }
+
   transmit(entry) {
     const id = `c${this.nextId++}`;
     const timer = setTimeout(() => {

@@ -18,12 +18,14 @@ extension CoachingCore {
         if let refusal = tierRefusal(clientID: thread.clientID, start: start, minutes: minutes, countsNow: !invite, context) {
             throw refusal
         }
+        let outside = try availabilityCheck(coachID: thread.coachID, actor: actor, start: start, minutes: minutes, context)
         let result = sessions.create(
             id: context.newID(), threadID: thread.id, coachID: thread.coachID, clientID: thread.clientID, by: actor,
             start: start, durationMinutes: minutes, purpose: purpose ?? "",
             meetURL: context.features.meetBaseURL + context.newRoom(), now: context.now)
         switch result {
-        case .success(let outcome):
+        case .success(var outcome):
+            if let outside { flag(&outcome, outcome.changed.last?.id, outside) }
             return commit(outcome, actor: actor, action: nil, for: userID, about: nil, context)
         case .failure(let error):
             throw APIError(session: error)
@@ -51,12 +53,37 @@ extension CoachingCore {
                                      minutes: nil, countsNow: true, context) {
             throw refusal
         }
+        // A new time for the session itself (not `ask_reschedule`'s, which moves the coach's other session).
+        var outside: Bool?
+        if let start, [.propose, .reschedule].contains(action), let actor, let session = sessions[id] {
+            outside = try availabilityCheck(coachID: session.coachID, actor: actor, start: start,
+                                            minutes: session.durationMinutes, context)
+        }
         switch sessions.act(action, sessionID: id, userID: userID, start: start, reason: reason, now: context.now) {
-        case .success(let outcome):
+        case .success(var outcome):
+            if let outside { flag(&outcome, id, outside) }
             return commit(outcome, actor: actor, action: action, for: userID, about: id, context)
         case .failure(let error):
             throw APIError(session: error)
         }
+    }
+
+    /// A new time against the coach's availability (when they saved one): a client's outside it is refused
+    /// (`outside_availability`); a coach's is allowed, and the answer says whether to flag the session
+    /// (`outside_availability: true`). Nil: nothing to flag either way (no availability, or a time in the past,
+    /// which the book refuses with its own error).
+    private func availabilityCheck(coachID: String, actor: SessionActor, start: Int64, minutes: Int,
+                                   _ context: CoreContext) throws(APIError) -> Bool? {
+        guard start > context.now, let availability = context.availability(coachID) else { return nil }
+        let outside = !FreeSlots.allows(availability, start: start, minutes: minutes, now: context.now)
+        if outside, actor == .client { throw APIError(.outsideAvailability, field: "start") }
+        return actor == .coach ? outside : nil
+    }
+
+    private mutating func flag(_ outcome: inout SessionBook.Outcome, _ id: String?, _ outside: Bool) {
+        guard let id, let index = outcome.changed.firstIndex(where: { $0.id == id }) else { return }
+        sessions.flagOutsideAvailability(id, outside)
+        outcome.changed[index].outsideAvailability = outside
     }
 
     /// One attempt of `userID` against `limiter` at `now`: `rate_limited` with the wait when past the limit.

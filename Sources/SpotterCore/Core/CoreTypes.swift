@@ -48,6 +48,9 @@ public struct CoreContext {
     public var features: CoreFeatures
     /// A person by user id (nil: unknown, treated as no one the features meter).
     public var people: (String) -> Person?
+    /// A coach's availability by coach id, as the shell read it for this command (nil: none saved, or not read:
+    /// nothing is refused or flagged for it).
+    public var availability: (String) -> CoachAvailability? = { _ in nil }
     /// A new unique id (sessions, coaching items).
     public var newID: () -> String
     /// A new unguessable room name for a session's video link.

@@ -24,6 +24,8 @@ public struct Session: Equatable, Sendable {
     public var reminded: Bool = false
     /// Changes so far (1 when created): a client can order two events about one session.
     public var version: Int = 1
+    /// The coach set its time (or proposed one) outside their own availability (`FreeSlots.allows`).
+    public var outsideAvailability: Bool = false
 
     public init(id: String, threadID: String, coachID: String, clientID: String, start: Int64, durationMinutes: Int,
                 purpose: String, meetURL: String, status: SessionStatus, proposedBy: SessionActor? = nil,
@@ -167,6 +169,13 @@ public struct SessionBook: Sendable {
     }
 
     /// Stores a changed session (never a new one: `insert`), and drops it from the timers once final.
+    /// Marks a session just created or moved by its coach as set outside (or inside) the coach's availability;
+    /// not a change of its own (the command that moved it is).
+    public mutating func flagOutsideAvailability(_ id: String, _ flag: Bool) {
+        guard let position = index[id] else { return }
+        storage[position].outsideAvailability = flag
+    }
+
     private mutating func store(_ session: Session) {
         guard let position = index[session.id] else { return insert(session) }
         if touched[session.id] == nil { touched[session.id] = storage[position] }

@@ -8,7 +8,8 @@ extension Session {
                     durationMinutes: durationMinutes, purpose: purpose, meetUrl: meetURL, status: status.rawValue,
                     proposedBy: proposedBy?.rawValue, proposedStart: proposedStart, conflictWith: conflictWith,
                     heldStatus: held?.rawValue, resolvingFor: resolving, cancelReason: cancelReason,
-                    coachJoined: coachJoined, reminded: reminded, version: version)
+                    coachJoined: coachJoined, reminded: reminded, version: version,
+                    outsideAvailability: outsideAvailability ? true : nil)
     }
 
     /// A session read back from the log; nil if a field is not one this server knows.
@@ -29,6 +30,7 @@ extension Session {
                   held: view.heldStatus.flatMap(SessionStatus.init(rawValue:)), resolving: view.resolvingFor,
                   cancelReason: view.cancelReason, coachJoined: view.coachJoined, reminded: view.reminded,
                   version: view.version)
+        outsideAvailability = view.outsideAvailability ?? false
     }
 }
 

@@ -13,6 +13,7 @@
 /// - notification preferences and muted threads; the onboarding answers (`clientProfile`) and weights;
 /// - the text of the user's ratings (the stars stay: a coach's average is a number, not personal data);
 /// - the notes the user wrote on sessions (`sessionFeedback`; the rating number stays, as with ratings);
+/// - a coach's availability (`availability`: their working hours, days off and exceptions);
 /// - a sign-in code waiting for the user's phone, an email change waiting for its code;
 /// - the user's Apple and Google links (`identityLink`): the provider account signs up afresh afterwards;
 /// - a client's link to their coach (the thread stays, readable, no longer writable: its `link` record is the
@@ -70,6 +71,7 @@ extension AccountStore {
         try db.execute("DELETE FROM notificationPreference WHERE userId = ?", [userID])
         try db.execute("DELETE FROM threadMute WHERE userId = ?", [userID])
         try db.execute("DELETE FROM clientProfile WHERE userId = ?", [userID])
+        try db.execute("DELETE FROM availability WHERE coachId = ?", [userID])
         try db.execute("DELETE FROM weightEntry WHERE clientId = ?", [userID])
         try db.execute("DELETE FROM aiQuota WHERE userId = ?", [userID])
         try db.execute("UPDATE rating SET feedback = NULL WHERE clientId = ?", [userID])

@@ -105,6 +105,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case waitingForCoach = "waiting_for_coach"
     /// 409: the time overlaps another session of the coach or the client.
     case sessionConflict = "session_conflict"
+    /// 409: a client's session time outside their coach's availability (hours, days off, minimum notice).
+    case outsideAvailability = "outside_availability"
     /// 400: a session start that is not in the future.
     case startInPast = "start_in_past"
     /// 400: a session duration other than 15–60 minutes in 5-minute steps.
@@ -344,6 +346,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .sessionConflict:
             return (409, "This time overlaps another session. Choose another time.",
                     "يتعارض هذا الموعد مع جلسة أخرى. اختر موعدًا آخر.")
+        case .outsideAvailability:
+            return (409, "This time is outside your coach's available hours. Choose one of the free times.",
+                    "هذا الموعد خارج ساعات توفر مدربك. اختر أحد الأوقات المتاحة.")
         case .startInPast:
             return (400, "Choose a start time in the future.",
                     "اختر وقت بدء في المستقبل.")

@@ -267,6 +267,7 @@ extension SessionView {
         json.field("held_status", heldStatus)
         json.field("id", id)
         json.field("meet_url", meetUrl)
+        json.field("outside_availability", outsideAvailability)
         json.field("proposed_by", proposedBy)
         json.field("proposed_start", proposedStart)
         json.field("purpose", purpose)

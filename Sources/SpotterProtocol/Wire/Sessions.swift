@@ -25,11 +25,14 @@ public struct SessionView: Codable, Sendable, Equatable {
     public var reminded: Bool
     /// Changes so far: a higher version is newer.
     public var version: Int
+    /// True when the coach set (or proposed) the session's time outside their own availability; absent otherwise.
+    public var outsideAvailability: Bool?
 
     public init(id: String, threadId: String, coachId: String, clientId: String, start: Int64, durationMinutes: Int,
                 purpose: String, meetUrl: String, status: String, proposedBy: String?, proposedStart: Int64?,
                 conflictWith: String?, heldStatus: String?, resolvingFor: String?, cancelReason: String?,
-                coachJoined: Bool, reminded: Bool, version: Int) {
+                coachJoined: Bool, reminded: Bool, version: Int, outsideAvailability: Bool? = nil) {
+        self.outsideAvailability = outsideAvailability
         self.id = id
         self.threadId = threadId
         self.coachId = coachId
@@ -64,6 +67,7 @@ public struct SessionView: Codable, Sendable, Equatable {
         case resolvingFor = "resolving_for"
         case cancelReason = "cancel_reason"
         case coachJoined = "coach_joined"
+        case outsideAvailability = "outside_availability"
     }
 }
 

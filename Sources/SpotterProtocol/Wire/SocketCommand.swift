@@ -42,6 +42,7 @@ public enum SocketCommand {
             MealsCommand.self, AppStateCommand.self, MessageEditCommand.self, MessageDeleteCommand.self,
             SessionFeedbackCommand.self, SessionFeedbackReadCommand.self,
             ChallengeJoinCommand.self, ChallengeLeaveCommand.self, ChallengeGroupsCommand.self, ActivityCommand.self,
+            AvailabilitySetCommand.self, AvailabilityGetCommand.self, AvailabilitySlotsCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

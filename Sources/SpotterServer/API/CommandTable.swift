@@ -31,6 +31,7 @@ extension AppSocket {
         registerSessionCommands(&table)
         registerRatingCommands(&table)
         registerSessionFeedbackCommands(&table)
+        registerAvailabilityCommands(&table)
         registerRecordCommands(&table)
         return table
     }()

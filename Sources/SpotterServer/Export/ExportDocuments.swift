@@ -26,6 +26,7 @@ extension ExportCursor {
         let notifications = try accounts.notificationPreferences(userID: userID)
             .settings(timeZone: TimeZoneRules.shownName(user.timeZone), now: sources.now)
         let ratings = try accounts.ratings(involving: userID).map { RatingDocument($0, userID: userID) }
+        let availability = user.role == "coach" ? try accounts.availability(coachID: userID) : nil
         let encode = { (value: any Encodable) in JSONText.encoder.encodeToString(value) + "\n" }
         return [
             ("profile.json", encode(profile)),
@@ -34,6 +35,7 @@ extension ExportCursor {
                                                      identities: try accounts.identityLinks(userID: userID)))),
             ("devices.json", encode(["devices": devices])),
             ("notifications.json", encode(notifications)),
+            ("availability.json", encode(AvailabilityReply(availability: availability))),
             ("coaching.json", encode(coaching)),
             ("ratings.json", encode(["ratings": ratings])),
             ("threads.json", encode(["threads": snapshot.threads])),

@@ -12,6 +12,9 @@ import SpotterPorts
 /// no rule: every decision is the core's. Loop thread only.
 final class CoreRunner {
     var core: CoachingCore
+    /// Coaches' availability as last read for a session command (`AppSocket.withAvailability`): what the core's
+    /// context gives it. Loop thread only.
+    var availabilities: [String: CoachAvailability] = [:]
     let pipeline: CommitPipeline
     let log: any ChatStore
     private(set) var broker: any Broker = InProcessBroker()
@@ -86,9 +89,11 @@ final class CoreRunner {
 
     /// This step's context: the clock's time, the accounts' people, the features in force.
     func context() -> CoreContext {
-        let directory = directory
-        return CoreContext(now: config.clock.now, nowMilliseconds: loop.nowMilliseconds, features: features,
-                           people: { id in directory?.user(id: id).map(Person.init(user:)) })
+        let directory = directory, availabilities = availabilities
+        var context = CoreContext(now: config.clock.now, nowMilliseconds: loop.nowMilliseconds, features: features,
+                                  people: { id in directory?.user(id: id).map(Person.init(user:)) })
+        context.availability = { availabilities[$0] }
+        return context
     }
 
     var writeRefusal: APIError? { pipeline.refusal }

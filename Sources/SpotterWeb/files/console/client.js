@@ -11,6 +11,7 @@ import { applyLanguage } from './language.js';
 import { renderStatus, renderWhoami, showView } from './page.js';
 import { disablePush, forgetPushDevice, renderPush } from './push.js';
 import { forgetSessions, refreshSessions, renderSessions } from './sessions.js';
+import { forgetAvailability, refreshAvailability, renderAvailability } from './availability.js';
 import { showSignIn } from './signin.js';
 import { messages, pending, state, threads } from './state.js';
 import { clearStoredSession, loadCursor, saveCursor, saveSession } from './storage.js';
@@ -56,6 +57,7 @@ export function startSession(stored) {
     renderThreadList();
     renderConversation();
     renderSessions();
+    renderAvailability();
   }
   applyLanguage();
   renderPush();
@@ -82,6 +84,7 @@ export function endSession(message) {
   state.openThreadId = null;
   state.threadsLoaded = false;
   forgetSessions();
+  forgetAvailability();
   forgetConversationNodes();
   state.connectionState = 'idle';
   state.liveCount = 0;
@@ -121,6 +124,7 @@ function onState({ state: next }) {
       // Presence is not logged (a replay does not bring it): reload the list, then the sessions.
       refreshThreads();
       refreshSessions();
+      refreshAvailability();
     }
   }
   renderStatus();

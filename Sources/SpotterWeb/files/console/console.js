@@ -24,6 +24,7 @@
 //                             shared: strings, building nodes, formatting, the browser's clocks, state, storage
 
 import { wireAdmin } from './admin.js';
+import { wireAvailability } from './availability.js';
 import { signOut, startSession } from './client.js';
 import { openThread, wireConversation } from './conversation.js';
 import { byId } from './dom.js';
@@ -42,6 +43,7 @@ function boot() {
   byId('signout').addEventListener('click', () => signOut());
   byId('sessions-refresh').addEventListener('click', () => refreshSessions());
   wireAdmin();
+  wireAvailability();
   wirePush((threadId) => openThread(threadId, { focus: true }));
   state.wantedThreadId = takeThreadFromURL();
   applyLanguage();
