@@ -67,6 +67,7 @@ extension AccountStore {
 
         try db.execute("DELETE FROM notificationPreference WHERE userId = ?", [userID])
         try db.execute("DELETE FROM threadMute WHERE userId = ?", [userID])
+        try db.execute("DELETE FROM goalPreferences WHERE userId = ?", [userID])
         try db.execute("DELETE FROM clientProfile WHERE userId = ?", [userID])
         try db.execute("DELETE FROM weightEntry WHERE clientId = ?", [userID])
         try db.execute("UPDATE rating SET feedback = NULL WHERE clientId = ?", [userID])
