@@ -37,6 +37,7 @@ public enum CoachDashboard {
         let today = LocalDay.of(now, in: client.zone)
         let active = book.openChallenges(of: client.clientID, today: today)
         let checkIns = book.newestCheckIns(of: client.clientID, count: 2)
+        let daily = book.dailyCheckIns.latest(of: client.clientID)
         let change = checkIns.count >= 2 ? ((checkIns[0].weightKg - checkIns[1].weightKg) * 100).rounded() / 100 : nil
         return ClientCardView(
             clientId: client.clientID, threadId: client.threadID, name: client.name, unread: client.unread,
@@ -45,7 +46,8 @@ public enum CoachDashboard {
                 ChallengeSummary(id: $0.id, name: $0.name, done: $0.done, days: $0.days, percent: $0.percent, status: $0.status)
             },
             lastCheckInAt: checkIns.first?.createdAt, latestWeightKg: checkIns.first?.weightKg, weightChangeKg: change,
-            nextSession: client.nextSession, pendingResolutions: client.pendingResolutions)
+            nextSession: client.nextSession, pendingResolutions: client.pendingResolutions,
+            dailyCheckIn: daily, checkedInToday: daily.map { $0.day == LocalDay.format(today) })
     }
 
     /// Every card (by name, then id) and the analytics over [from, to). `attendance`: the coach's sessions that

@@ -15,6 +15,8 @@ public enum RecordError: Error, Equatable, Sendable {
     case unsafeGoal
     /// A goal before any measurement (it is measured against the newest one).
     case noMeasurement
+    /// A new goal while one is active, without `replace`.
+    case goalActive
 }
 
 extension APIError {
@@ -28,6 +30,7 @@ extension APIError {
         case .tooSoon(let next, let now): self.init(.measurementTooSoon, retryAfterSeconds: Int(max(1, next - now)))
         case .unsafeGoal: self.init(.unsafeGoal, field: "target_percent")
         case .noMeasurement: self.init(.conflict, field: "target_percent")
+        case .goalActive: self.init(.goalActive, field: "replace")
         }
     }
 }
@@ -118,6 +121,8 @@ public struct CoachingBook: Sendable {
     private var goalOf: [String: GoalView] = [:]
     /// Challenge ids by coach and template id (each coach names their own templates).
     private var templates: [TemplateKey: [String]] = [:]
+    /// Daily check-ins (`CoachingBook+DailyCheckIns.swift`).
+    public internal(set) var dailyCheckIns = DailyCheckInLog()
 
     private struct TemplateKey: Hashable, Sendable {
         var coachID: String
@@ -168,6 +173,7 @@ public struct CoachingBook: Sendable {
             if let current = goalOf[goal.clientId], current.id != goal.id, goal.status == "replaced" { return }
             goalOf[goal.clientId] = goal
         }
+        if let daily = body.dailyCheckIn { dailyCheckIns.apply(daily) }
     }
 
     /// Forgets everything of a client's record (their account was erased; the log's rows were emptied with it).
@@ -179,6 +185,7 @@ public struct CoachingBook: Sendable {
         checkInTimesOf[clientID] = nil
         measurementsOf[clientID] = nil
         goalOf[clientID] = nil
+        dailyCheckIns.forget(clientID: clientID)
         if !gone.isEmpty {
             templates = templates.compactMapValues { ids in
                 let kept = ids.filter { !gone.contains($0) }
@@ -450,12 +457,14 @@ public struct CoachingBook: Sendable {
                 goal.status = state.rawValue
                 if state == .completed { goal.completedAt = now }
                 bodies.append(RecordBody(change: state == .completed ? "goal.completed" : "goal.progress", goal: goal))
+            } else if let scheduled = CoachingBook.schedule(of: goal, measuredPercent: view.bodyFatPercent, now: now) {
+                bodies.append(scheduled)
             }
         }
         return bodies
     }
 
-    /// A new goal against the newest measurement; an active one is replaced.
+    /// A new goal against the newest measurement, with its plan; an active one is refused unless `replace`.
     public func setGoal(id: String, clientID: String, command: GoalSetCommand, now: Int64) throws(RecordError) -> [RecordBody] {
         guard let kindName = command.kind else { throw .missing("kind") }
         guard let kind = BodyComposition.GoalKind(rawValue: kindName) else { throw .badValue("kind") }
@@ -469,15 +478,19 @@ public struct CoachingBook: Sendable {
         case .targetNotAhead: throw .outOfRange("target_percent")
         case nil: break
         }
+        let person = try planPerson(command, clientID: clientID, sex: sex)
         var bodies: [RecordBody] = []
         if var old = goalOf[clientID], old.status == "active" || old.status == "near_ceiling" {
+            guard command.replace == true else { throw .goalActive }
             old.status = "replaced"
             bodies.append(RecordBody(change: "goal.replaced", goal: old))
         }
         let state = BodyComposition.progress(goal: kind, target: target, current: latest.bodyFatPercent)
         bodies.append(RecordBody(change: "goal.created", goal: GoalView(
             id: id, clientId: clientID, kind: kindName, sex: latest.sex, targetPercent: target,
-            startPercent: latest.bodyFatPercent, status: state.rawValue, createdAt: now, completedAt: nil)))
+            startPercent: latest.bodyFatPercent, status: state.rawValue, createdAt: now, completedAt: nil,
+            plan: person.flatMap { GoalPlanner.plan(kind: kind, person: $0, currentPercent: latest.bodyFatPercent,
+                                                    targetPercent: target, start: now) })))
         return bodies
     }
 

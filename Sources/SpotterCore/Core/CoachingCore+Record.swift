@@ -63,12 +63,19 @@ extension CoachingCore {
             bodies = try Self.rule { () throws(RecordError) in
                 try coaching.setGoal(id: context.newID(), clientID: userID, command: command, now: now)
             }
+        case .submitDailyCheckIn(let command):
+            thread = try writableThread(command.threadId, of: userID, as: .client)
+            side = .client
+            let today = LocalDay.of(now, in: context.zone(of: userID))
+            bodies = [try Self.rule { () throws(RecordError) in
+                try coaching.submitDailyCheckIn(id: context.newID(), clientID: userID, command: command, today: today, now: now)
+            }]
         }
         let answer = JSONText.encoder.encodeToString(Self.merged(bodies))
         let records = bodies.filter { $0.change != "challenge.unchanged" }.map { body in
             coaching.apply(body)
             return ChatRecord(threadNo: thread.no, side: side, seq: thread.lastSeq, at: now, .coaching(CoachingChangeRecord(
-                itemID: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id,
+                itemID: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id ?? body.dailyCheckIn?.id,
                 json: JSONText.encoder.encodeToString(body))))
         }
         return .commit(CoreCommit(records: records, reply: .json(answer)))
@@ -96,6 +103,7 @@ extension CoachingCore {
             merged.checkIn = body.checkIn ?? merged.checkIn
             merged.measurement = body.measurement ?? merged.measurement
             merged.goal = body.goal ?? merged.goal
+            merged.dailyCheckIn = body.dailyCheckIn ?? merged.dailyCheckIn
         }
         return merged
     }

@@ -127,6 +127,7 @@ public enum RecordChange {
     case comment(CheckInCommentCommand)
     case addMeasurement(MeasurementAddCommand)
     case setGoal(GoalSetCommand)
+    case submitDailyCheckIn(DailyCheckInSubmitCommand)
 }
 
 /// `message.send` after its fields were validated.

@@ -41,6 +41,7 @@ public enum SocketCommand {
             GoalSetCommand.self, RecordCommand.self, DashboardCommand.self, ChallengeTemplateCommand.self,
             MealsCommand.self, AppStateCommand.self, MessageEditCommand.self, MessageDeleteCommand.self,
             SessionFeedbackCommand.self, SessionFeedbackReadCommand.self,
+            DailyCheckInSubmitCommand.self, DailyCheckInsCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

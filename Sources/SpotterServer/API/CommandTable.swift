@@ -32,6 +32,7 @@ extension AppSocket {
         registerRatingCommands(&table)
         registerSessionFeedbackCommands(&table)
         registerRecordCommands(&table)
+        registerDailyCheckInCommands(&table)
         return table
     }()
 
@@ -64,3 +65,5 @@ extension MeasurementAddCommand: ThreadScoped {}
 extension GoalSetCommand: ThreadScoped {}
 extension RecordCommand: ThreadScoped {}
 extension MealsCommand: ThreadScoped {}
+extension DailyCheckInSubmitCommand: ThreadScoped {}
+extension DailyCheckInsCommand: ThreadScoped {}
