@@ -18,7 +18,7 @@ public struct WebFiles: Sendable {
     /// Package.swift's resources.
     static let consoleModules = [
         "console.js", "admin.js", "chat.js", "client.js", "clock.js", "conversation.js", "dom.js", "figures.js",
-        "format.js", "i18n.js", "language.js", "metrics.js", "page.js", "push.js", "sessions.js", "signin.js", "state.js",
+        "checkins.js", "format.js", "i18n.js", "language.js", "metrics.js", "page.js", "push.js", "sessions.js", "signin.js", "state.js",
         "storage.js", "threads.js",
     ]
 
@@ -47,6 +47,7 @@ public struct WebFiles: Sendable {
         "push-worker.js": PackageResources.push_worker_js, "console/sessions.js": PackageResources.sessions_js,
         "console/signin.js": PackageResources.signin_js, "console/state.js": PackageResources.state_js,
         "console/storage.js": PackageResources.storage_js, "console/threads.js": PackageResources.threads_js,
+        "console/checkins.js": PackageResources.checkins_js,
     ])
 
     init(contents: [String: [UInt8]]) {

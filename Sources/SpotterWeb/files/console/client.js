@@ -11,6 +11,7 @@ import { applyLanguage } from './language.js';
 import { renderStatus, renderWhoami, showView } from './page.js';
 import { disablePush, forgetPushDevice, renderPush } from './push.js';
 import { forgetSessions, refreshSessions, renderSessions } from './sessions.js';
+import { forgetCheckIns, onClientCard, refreshCheckIns, renderCheckIns } from './checkins.js';
 import { showSignIn } from './signin.js';
 import { messages, pending, state, threads } from './state.js';
 import { clearStoredSession, loadCursor, saveCursor, saveSession } from './storage.js';
@@ -52,10 +53,12 @@ export function startSession(stored) {
     startAdmin();
   } else {
     for (const [type, fn] of Object.entries(chatEvents)) on(type, fn);
+    on('client_card', onClientCard);
     showView('chat');
     renderThreadList();
     renderConversation();
     renderSessions();
+    renderCheckIns();
   }
   applyLanguage();
   renderPush();
@@ -82,6 +85,7 @@ export function endSession(message) {
   state.openThreadId = null;
   state.threadsLoaded = false;
   forgetSessions();
+  forgetCheckIns();
   forgetConversationNodes();
   state.connectionState = 'idle';
   state.liveCount = 0;
@@ -121,6 +125,7 @@ function onState({ state: next }) {
       // Presence is not logged (a replay does not bring it): reload the list, then the sessions.
       refreshThreads();
       refreshSessions();
+      refreshCheckIns();
     }
   }
   renderStatus();

@@ -7,6 +7,7 @@ import { byId } from './dom.js';
 import { lang, setLang, t } from './i18n.js';
 import { renderStatus, renderTotalUnread, renderWhoami } from './page.js';
 import { renderSessions } from './sessions.js';
+import { renderCheckIns } from './checkins.js';
 import { state } from './state.js';
 import { renderThreadList } from './threads.js';
 
@@ -31,6 +32,7 @@ export function applyLanguage() {
     renderThreadList();
     renderConversation();
     renderSessions();
+    renderCheckIns();
   }
   if (me?.role === 'admin') {
     renderFigures();
