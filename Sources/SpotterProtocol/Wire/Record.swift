@@ -213,7 +213,8 @@ public struct GoalView: Codable, Sendable, Equatable {
 /// What one `record` record holds, and (with `type` and `thread_id`) the `record` event both participants get:
 /// the change (`challenge.created`, `challenge.task_checked`, `challenge.task_unchecked`, `check_in.created`,
 /// `check_in.commented`, `measurement.created`, `goal.created`, `goal.replaced`, `goal.progress`,
-/// `goal.completed`) and the item as it now stands.
+/// `goal.completed`, `goal.behind_schedule`, `goal.on_track`, `daily_check_in.created`, `daily_check_in.updated`)
+/// and the item as it now stands.
 public struct RecordBody: Codable, Sendable, Equatable {
     public var change: String
     public var challenge: ChallengeView?
