@@ -150,4 +150,36 @@ struct DailyCheckInTests {
         let again = try client.result("daily_check_in.submit", Self.answers(thread, mood: 5))
         #expect(again["change"] as? String == "daily_check_in.updated" && Self.view(again)?["id"] as? String == id)
     }
+
+    /// A page of long check-ins is cut short to stay within the outbound bound (`ReplyPage`), and `next` goes on
+    /// from the last one shown: every day is listed once, none skipped.
+    @Test func aLargePageIsCutShortAndPagingGoesOn() throws {
+        let clock = TestClock()
+        let chat = try ChatFixture {
+            $0.clock = clock
+            $0.accessTokenLifetimeSeconds = 60 * 86_400
+            $0.maxOutboundBytes = 64 * 1024  // a reply budget of 16 KiB
+        }
+        defer { chat.server.stop() }
+        let client = try chat.socket(chat.fixture.clientA.access)
+        var days: [String] = []
+        for index in 0..<30 {
+            var fields = Self.answers(chat.thread, mood: 1 + index % 5)
+            fields["notes"] = String(repeating: "ت", count: 500)  // 1,000 bytes of UTF-8
+            days.append(try #require(Self.view(try client.result("daily_check_in.submit", fields))?["day"] as? String))
+            clock.advance(by: 86_400)
+        }
+        var listed: [String] = [], before: String?, pages = 0
+        repeat {
+            var fields: [String: Any] = ["thread_id": chat.thread, "limit": 100]
+            if let before { fields["before"] = before }
+            let page = try client.result("daily_check_ins", fields)
+            let items = try #require(page["check_ins"] as? [[String: Any]])
+            #expect(!items.isEmpty && items.count < 30)
+            listed += items.compactMap { $0["day"] as? String }
+            before = page["next"] as? String
+            pages += 1
+        } while before != nil && pages < 10
+        #expect(listed == days.reversed() && pages > 1)
+    }
 }

@@ -2,8 +2,10 @@ import FoundationEssentials
 import SpotterProtocol
 
 extension CoachingCore {
-    /// `daily_check_ins`: the client's daily check-ins, for the client (any thread of theirs) or their current coach.
-    public func dailyCheckInsPage(_ command: DailyCheckInsCommand, by userID: String, _ context: CoreContext) -> Result<String, APIError> {
+    /// `daily_check_ins`: the client's daily check-ins, for the client (any thread of theirs) or their current coach,
+    /// a page cut short to stay within `budget` bytes (`ReplyPage`).
+    public func dailyCheckInsPage(_ command: DailyCheckInsCommand, by userID: String, _ context: CoreContext,
+                                  budget: Int) -> Result<String, APIError> {
         guard let threadID = command.threadId else { return .failure(APIError(.missingField, field: "thread_id")) }
         let thread: ChatThread
         do throws(APIError) {
@@ -19,8 +21,11 @@ extension CoachingCore {
         let client = thread.clientID
         let page = coaching.dailyCheckIns.page(of: client, before: command.before, limit: limit)
         let today = LocalDay.format(LocalDay.of(context.now, in: context.zone(of: client)))
-        let result = DailyCheckInsResult(threadId: thread.id, clientId: client, today: today, checkIns: page.items,
-                                         next: page.more ? page.items.last?.day : nil)
-        return .success(JSONText.encoder.encodeToString(result))
+        return .success(ReplyPage.fitting(limit: page.items.count, budget: budget) { count in
+            let shown = Array(page.items.prefix(count))
+            let next = count < page.items.count || page.more ? shown.last?.day : nil
+            return JSONText.encoder.encodeToString(DailyCheckInsResult(threadId: thread.id, clientId: client, today: today,
+                                                                       checkIns: shown, next: next))
+        })
     }
 }

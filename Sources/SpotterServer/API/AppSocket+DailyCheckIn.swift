@@ -10,7 +10,9 @@ extension AppSocket {
             socket.runner.run(.record(userID: socket.actor.userID, .submitDailyCheckIn(body)), reply: socket.replier(id: id))
         }
         table.on(DailyCheckInsCommand.self) { socket, body, id in
-            socket.answer(id: id, socket.runner.core.dailyCheckInsPage(body, by: socket.actor.userID, socket.runner.context()))
+            let budget = ReplyPage.budget(outbound: socket.api.server.config.maxOutboundBytes)
+            socket.answer(id: id, socket.runner.core.dailyCheckInsPage(body, by: socket.actor.userID, socket.runner.context(),
+                                                                       budget: budget))
         }
     }
 }
