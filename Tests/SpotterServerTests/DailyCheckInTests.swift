@@ -19,7 +19,7 @@ struct DailyCheckInTests {
     static func view(_ reply: [String: Any]) -> [String: Any]? { reply["daily_check_in"] as? [String: Any] }
 
     @Test func aCheckInIsScoredAndReachesTheCoachAtOnce() throws {
-        let chat = try ChatFixture()
+        let chat = try ChatFixture { $0.clock = TestClock() }  // 2027-01-15 08:00 UTC: the same day throughout
         defer { chat.server.stop() }
         let client = try chat.socket(chat.fixture.clientA.access)
         let coach = try chat.socket(chat.fixture.coachX.access)
@@ -28,7 +28,7 @@ struct DailyCheckInTests {
         #expect(made["change"] as? String == "daily_check_in.created")
         // 3 + 3 + 2 points of 12: 67.
         #expect(first["overall_score"] as? Int == 67 && first["sick"] as? Bool == false && first["mood"] as? Int == 4)
-        #expect(first["client_id"] as? String == chat.fixture.clientA.id && first["day"] as? String == RecordTests.today)
+        #expect(first["client_id"] as? String == chat.fixture.clientA.id && first["day"] as? String == "2027-01-15")
         let live = try coach.next("record")
         #expect(live["change"] as? String == "daily_check_in.created" && live["thread_id"] as? String == chat.thread)
         #expect(Self.view(live)?["id"] as? String == first["id"] as? String)
@@ -73,7 +73,7 @@ struct DailyCheckInTests {
         #expect(errorCode(try otherCoach.command("daily_check_ins", ["thread_id": chat.thread])) == "forbidden")
         #expect(errorCode(try outsider.command("daily_check_ins", ["thread_id": chat.thread])) == "forbidden")
         let seen = try coach.result("daily_check_ins", ["thread_id": chat.thread])
-        #expect((seen["check_ins"] as? [[String: Any]])?.count == 1 && seen["next"] is NSNull && seen["today"] as? String == RecordTests.today)
+        #expect((seen["check_ins"] as? [[String: Any]])?.count == 1 && seen["next"] is NSNull && seen["today"] as? String == "2027-01-15")
 
         // `resume` replays both changes in order.
         let replay = try chat.socket(chat.fixture.clientA.access)
@@ -133,15 +133,16 @@ struct DailyCheckInTests {
         let directory = NSTemporaryDirectory() + "spotter-daily-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var token = "", thread = "", id = ""
+        let clock = TestClock()  // both runs on the same day, whenever the test runs
         do {
-            let server = try TestServer(dataDirectory: directory)
+            let server = try TestServer(dataDirectory: directory) { $0.clock = clock }
             let pair = try CoachingFixture.linkedPair(on: server)
             (token, thread) = (pair.client.access, pair.thread)
             let client = try SpotterSocket(port: server.port, token: token)
             id = try #require(Self.view(try client.result("daily_check_in.submit", Self.answers(thread)))?["id"] as? String)
             _ = server.stop()
         }
-        let server = try TestServer(dataDirectory: directory)
+        let server = try TestServer(dataDirectory: directory) { $0.clock = clock }
         defer { server.stop() }
         let client = try SpotterSocket(port: server.port, token: token)
         let list = try client.result("daily_check_ins", ["thread_id": thread])
