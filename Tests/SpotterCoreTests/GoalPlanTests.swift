@@ -132,4 +132,25 @@ struct GoalPlanTests {
             #expect(DailyScore.overall(mood: mood, soreness: soreness, stress: stress, sick: false) == nil)
         }
     }
+
+    @Test("Daily check-ins stay in day order: a day again replaces it, an earlier day (a change of zone) goes in its place")
+    func dailyCheckInLogKeepsDayOrder() {
+        func view(_ id: String, _ day: String, score: Int = 50) -> DailyCheckInView {
+            DailyCheckInView(id: id, clientId: "c", day: day, mood: 3, soreness: 3, stress: 3, sick: false, notes: nil,
+                             overallScore: score, createdAt: 0, updatedAt: 0)
+        }
+        var log = DailyCheckInLog()
+        for (id, day) in [("a", "2027-03-13"), ("b", "2027-03-15"), ("c", "2027-03-14"), ("d", "2027-03-16")] { log.apply(view(id, day)) }
+        log.apply(view("b", "2027-03-15", score: 90))  // the same day again, not the newest
+        log.apply(view("d", "2027-03-16", score: 10))  // the newest again
+        let page = log.page(of: "c", before: nil, limit: 10)
+        #expect(page.items.map(\.id) == ["d", "b", "c", "a"] && !page.more)
+        #expect(page.items.map(\.overallScore) == [10, 90, 50, 50])
+        #expect(log.latest(of: "c")?.id == "d" && log.checkIn(of: "c", day: "2027-03-14")?.id == "c")
+        let older = log.page(of: "c", before: "2027-03-15", limit: 1)
+        #expect(older.items.map(\.id) == ["c"] && older.more)
+        #expect(log.page(of: "nobody", before: nil, limit: 5).items.isEmpty)
+        log.forget(clientID: "c")
+        #expect(log.latest(of: "c") == nil)
+    }
 }

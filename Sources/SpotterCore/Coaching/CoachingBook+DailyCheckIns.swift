@@ -7,16 +7,20 @@ public struct DailyCheckInLog: Sendable {
 
     public init() {}
 
-    /// A stored or just-decided check-in: replaces the one of its day, else goes in its place by day.
+    /// A stored or just-decided check-in: replaces the one of its day, else goes in its place by day. Days come in
+    /// order but for a change of zone, so the newest is looked at first (a start replaying years of them stays linear).
     public mutating func apply(_ checkIn: DailyCheckInView) {
-        var list = byClient[checkIn.clientId] ?? []
-        if let index = list.lastIndex(where: { $0.day == checkIn.day }) {
+        var list = byClient.removeValue(forKey: checkIn.clientId) ?? []
+        defer { byClient[checkIn.clientId] = list }
+        guard let last = list.last, last.day >= checkIn.day else { return list.append(checkIn) }
+        if last.day == checkIn.day {
+            list[list.count - 1] = checkIn
+        } else if let index = list.lastIndex(where: { $0.day == checkIn.day }) {
             list[index] = checkIn
         } else {
             let index = list.firstIndex { $0.day > checkIn.day } ?? list.endIndex
             list.insert(checkIn, at: index)
         }
-        byClient[checkIn.clientId] = list
     }
 
     public mutating func forget(clientID: String) { byClient[clientID] = nil }

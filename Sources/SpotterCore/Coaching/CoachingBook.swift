@@ -455,7 +455,7 @@ public struct CoachingBook: Sendable {
             let state = BodyComposition.progress(goal: kind, target: goal.targetPercent, current: view.bodyFatPercent)
             if state.rawValue != goal.status {
                 goal.status = state.rawValue
-                if state == .completed { goal.completedAt = now }
+                if state == .completed { (goal.completedAt, goal.behindByPercent) = (now, nil) }
                 bodies.append(RecordBody(change: state == .completed ? "goal.completed" : "goal.progress", goal: goal))
             } else if let scheduled = CoachingBook.schedule(of: goal, measuredPercent: view.bodyFatPercent, now: now) {
                 bodies.append(scheduled)
