@@ -153,4 +153,13 @@ struct GoalPlanTests {
         log.forget(clientID: "c")
         #expect(log.latest(of: "c") == nil)
     }
+
+    @Test("A daily check-in's hand-written JSON is JSONEncoder's, notes or not, Arabic and control characters too")
+    func dailyCheckInJSONText() {
+        for notes in [nil, "Head cold", "صداع خفيف \"quoted\" \u{1} tab\t"] as [String?] {
+            let view = DailyCheckInView(id: "id-1", clientId: "c", day: "2027-03-14", mood: 5, soreness: 1, stress: 2, sick: true,
+                                        notes: notes, overallScore: 46, createdAt: 1_805_000_460, updatedAt: Int64(Int32.max) * 4)
+            #expect(view.jsonText == JSONText.encoder.encodeToString(view))
+        }
+    }
 }

@@ -123,3 +123,23 @@ extension DailyCheckInsCommand: SocketCommandBody {
         try WireRange.check(limit, in: WireRange.count, field: "limit")
     }
 }
+
+extension DailyCheckInView {
+    /// The view as `JSONText.encoder` writes it (sorted keys), without `JSONEncoder`: every card of a coach's
+    /// dashboard carries one.
+    public var jsonText: String {
+        var json = JSONText()
+        json.field("client_id", clientId)
+        json.field("created_at", createdAt)
+        json.field("day", day)
+        json.field("id", id)
+        json.field("mood", Int64(mood))
+        json.field("notes", notes)
+        json.field("overall_score", Int64(overallScore))
+        json.field("sick", sick)
+        json.field("soreness", Int64(soreness))
+        json.field("stress", Int64(stress))
+        json.field("updated_at", updatedAt)
+        return json.finish()
+    }
+}

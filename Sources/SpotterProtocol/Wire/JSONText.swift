@@ -390,7 +390,7 @@ extension ClientCardView {
         }.joined(separator: ",") + "]")
         json.field("checked_in_today", checkedInToday)
         json.field("client_id", clientId)
-        if let dailyCheckIn { json.field("daily_check_in", json: JSONText.encoder.encodeToString(dailyCheckIn)) }
+        if let dailyCheckIn { json.field("daily_check_in", json: dailyCheckIn.jsonText) }
         if let goal { json.field("goal", json: goal.jsonText) }
         json.field("last_check_in_at", lastCheckInAt)
         json.field("latest_weight_kg", latestWeightKg)
