@@ -150,6 +150,7 @@ let package = Package(
                 .embedInCode("files/console/state.js"),
                 .embedInCode("files/console/storage.js"),
                 .embedInCode("files/console/threads.js"),
+                .embedInCode("files/console/checkins.js"),
             ]
         ),
 

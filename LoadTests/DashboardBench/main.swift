@@ -64,6 +64,14 @@ struct DashboardBench: ParsableCommand {
                 book.apply(try book.submitCheckIn(id: "\(client)-ci-\(week)", clientID: client, command: command,
                                                   photoExists: { _ in true }, now: week))
             }
+            // A daily check-in every morning (issue 30 item 3): the card shows the newest.
+            for midnight in stride(from: first, to: now, by: Int(day)) {
+                var daily = DailyCheckInSubmitCommand()
+                (daily.mood, daily.soreness, daily.stress) = (3, 2, 2)
+                let at = midnight + 7 * 3600
+                book.apply(try book.submitDailyCheckIn(id: "\(client)-d-\(midnight)", clientID: client, command: daily,
+                                                       today: LocalDay.of(at, in: zone), now: at))
+            }
             var meals: [Int64] = []
             for midnight in stride(from: first, to: now, by: Int(day)) {
                 meals += [midnight + 8 * 3600, midnight + 13 * 3600, midnight + 20 * 3600]

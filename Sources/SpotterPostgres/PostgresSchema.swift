@@ -377,6 +377,15 @@ public enum PostgresSchema {
             );
             CREATE INDEX identityLink_user ON identityLink (userId);
             """),
+        // Goal preferences (issue 30), as SQLite's "v29-goal-preferences".
+        Migration(name: "v19-goal-preferences", sql: """
+            CREATE TABLE goalPreferences (
+                userId text PRIMARY KEY,
+                bodyFatMethod text CHECK (bodyFatMethod IN ('navy', 'skinfold3', 'skinfold7')),
+                units text NOT NULL DEFAULT 'metric' CHECK (units IN ('metric', 'imperial')),
+                updatedAt bigint NOT NULL
+            );
+            """),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

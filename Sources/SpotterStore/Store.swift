@@ -277,6 +277,17 @@ public final class Store: Sendable {
                 CREATE INDEX identityLink_user ON identityLink(userId);
                 """)
         }
+        // Goal preferences (issue 30): see `AccountStore+GoalPreferences.swift`.
+        migrator.registerMigration("v29-goal-preferences") { db in
+            try db.execute(sql: """
+                CREATE TABLE goalPreferences (
+                    userId TEXT PRIMARY KEY NOT NULL,
+                    bodyFatMethod TEXT CHECK (bodyFatMethod IN ('navy', 'skinfold3', 'skinfold7')),
+                    units TEXT NOT NULL DEFAULT 'metric' CHECK (units IN ('metric', 'imperial')),
+                    updatedAt INTEGER NOT NULL
+                )
+                """)
+        }
         return migrator
     }()
 }

@@ -18,8 +18,8 @@ public struct WebFiles: Sendable {
     /// Package.swift's resources.
     static let consoleModules = [
         "console.js", "admin.js", "chat.js", "client.js", "clock.js", "conversation.js", "dom.js", "figures.js",
-        "format.js", "i18n.js", "language.js", "metrics.js", "page.js", "push.js", "sessions.js", "signin.js", "state.js",
-        "storage.js", "threads.js", "availability.js",
+        "checkins.js", "format.js", "i18n.js", "language.js", "metrics.js", "page.js", "push.js", "sessions.js", "signin.js",
+        "state.js", "storage.js", "threads.js", "availability.js",
     ]
 
     /// Where each file is served, and its place under a web root.
@@ -48,6 +48,7 @@ public struct WebFiles: Sendable {
         "console/signin.js": PackageResources.signin_js, "console/state.js": PackageResources.state_js,
         "console/storage.js": PackageResources.storage_js, "console/threads.js": PackageResources.threads_js,
         "console/availability.js": PackageResources.availability_js,
+        "console/checkins.js": PackageResources.checkins_js,
     ])
 
     init(contents: [String: [UInt8]]) {

@@ -180,6 +180,11 @@ struct CoachingBookTests {
         goal.targetPercent = 8
         try book.setGoal(id: "g1", clientID: "c1", command: goal, now: 1).forEach { book.apply($0) }
         goal.targetPercent = 18
+        // One active goal (seed 004 US3 #4): a second is refused unless it says to replace the first.
+        #expect(throws: RecordError.goalActive) { _ = try book.setGoal(id: "g2", clientID: "c1", command: goal, now: 2) }
+        goal.replace = false
+        #expect(throws: RecordError.goalActive) { _ = try book.setGoal(id: "g2", clientID: "c1", command: goal, now: 2) }
+        goal.replace = true
         let replaced = try book.setGoal(id: "g2", clientID: "c1", command: goal, now: 2)
         #expect(replaced.map(\.change) == ["goal.replaced", "goal.created"] && replaced[0].goal?.id == "g1")
         replaced.forEach { book.apply($0) }

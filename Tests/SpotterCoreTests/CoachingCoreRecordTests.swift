@@ -60,8 +60,9 @@ struct CoachingCoreRecordTests {
         return command
     }
 
-    static func goal(thread: String = "t1", target: Double = 15) -> GoalSetCommand {
+    static func goal(thread: String = "t1", target: Double = 15, replace: Bool? = nil) -> GoalSetCommand {
         var command = GoalSetCommand()
+        command.replace = replace
         command.threadId = thread
         command.kind = "cutting"
         command.targetPercent = target
@@ -124,9 +125,11 @@ struct CoachingCoreRecordTests {
         let goal = try h.commit(.record(userID: "a", .setGoal(Self.goal())))
         card = try expectOneRecord(goal, h, change: "goal.created", side: .client, ref: "id-5")
         #expect(card.goal?.targetPercent == 15 && card.goal?.status == "active")
-        // A new goal replaces the active one: two items changed, two records, one card.
-        let replaced = try h.commit(.record(userID: "a", .setGoal(Self.goal(target: 12))))
-        #expect(replaced.records.map(\.content.coaching?.itemID) == ["id-5", "id-6"])
+        // A second active goal is refused unless it says to replace the first (seed 004 US3 #4).
+        #expect(h.refusal(.record(userID: "a", .setGoal(Self.goal(target: 12)))) == APIError(.goalActive, field: "replace"))
+        // Replacing: two items changed, two records, one card.
+        let replaced = try h.commit(.record(userID: "a", .setGoal(Self.goal(target: 12, replace: true))))
+        #expect(replaced.records.map(\.content.coaching?.itemID) == ["id-5", "id-7"])  // id-6 went to the refused goal
         #expect(try replaced.records.map { try decode(RecordBody.self, $0.content.coaching?.json ?? "").change } == ["goal.replaced", "goal.created"])
         #expect(replaced.applied.ephemeralTypes == ["k:client_card"])
 

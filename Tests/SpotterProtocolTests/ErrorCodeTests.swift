@@ -14,7 +14,7 @@ let documentedStatus: [ErrorCode: Int] = [
     .httpVersionNotSupported: 505, .messageTooLong: 400, .invalidMessage: 400, .threadInactive: 409,
     .cursorExpired: 410, .unknownField: 400, .idempotencyConflict: 409, .sessionRevoked: 401, .requestTimeout: 408,
     .serverBusy: 429, .sessionNotFound: 404, .sessionActionNotAllowed: 409, .waitingForCoach: 409,
-    .sessionConflict: 409, .startInPast: 400, .invalidDuration: 400, .invalidPurpose: 400, .outsideJoinWindow: 409, .quotaExceeded: 429, .unsupportedAttachment: 415, .planUpgradeRequired: 403, .recordNotFound: 404, .taskNotAllowed: 409, .measurementTooSoon: 409, .unsafeGoal: 400, .unavailable: 503,
+    .sessionConflict: 409, .startInPast: 400, .invalidDuration: 400, .invalidPurpose: 400, .outsideJoinWindow: 409, .quotaExceeded: 429, .unsupportedAttachment: 415, .planUpgradeRequired: 403, .recordNotFound: 404, .taskNotAllowed: 409, .measurementTooSoon: 409, .unsafeGoal: 400, .goalActive: 409, .unavailable: 503,
     .tooManySessions: 409,  // issue 26: the open-sessions bound per pair
     .invalidDeviceToken: 400, .invalidPushKeys: 400, .invalidPushEndpoint: 400,  // issue 28: push devices
     .pushNotConfigured: 404,  // issue 28: no VAPID key
@@ -43,7 +43,7 @@ struct ErrorCodeTests {
     @Test("the status table covers every case")
     func tableIsComplete() {
         #expect(documentedStatus.count == ErrorCode.allCases.count)
-        #expect(ErrorCode.allCases.count == 86)  // issue 30: + image_too_large, + 4 for Apple/Google sign-in, + 3 for group challenges, + outside_availability
+        #expect(ErrorCode.allCases.count == 87)  // issue 30: + image_too_large, + 4 for Apple/Google sign-in, + 3 for group challenges, + outside_availability, + goal_active
     }
 
     @Test("English and Arabic messages are non-empty and differ", arguments: ErrorCode.allCases)

@@ -50,7 +50,7 @@ struct SocketCommandTests {
         // A read is not a delivery, though the fields are the same.
         guard case .success(let read) = decode(#"{"id":"a","type":"thread.read","thread_id":"t","seq":3}"#) else { return }
         #expect(!read.command.isSame(as: ReceiptCommand<Delivered>(threadId: "t", seq: 3)))
-        #expect(SocketCommand.catalog.count == 37)
+        #expect(SocketCommand.catalog.count == 39)
     }
 
     @Test func theIdIsRequiredAndBounded() {

@@ -243,6 +243,7 @@ extension Simulation {
                     command.threadId = thread.id
                     command.kind = "cutting"
                     command.targetPercent = Double(9 + random.below(6))
+                    command.replace = true  // one active goal: a new one must say it replaces it
                     change = .setGoal(command)
                     what = "sets a goal"
                 }

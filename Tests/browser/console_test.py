@@ -515,6 +515,35 @@ def run(binary, chromium, chromedriver, checks, cleanup):
                                      for i in testids(d, "session-item")), f"the booked session in the {who}'s Sessions panel")
     checks.ok("picking a free time invites the client: the session shows on both pages")
     screenshot(coach_page, "console-booking.png")
+    # 4b''. The client's daily check-in (issue 30 item 3): sent over a second socket of the client's own (the console is
+    # the coach's), it appears live in the coach's Daily check-ins panel — no reload, from the client_card event.
+    if testids(client_page, "checkin-item") or testid(client_page, "checkins-panel").is_displayed():
+        fail("the client's page shows the coach's Daily check-ins panel")
+    wait_for(coach_page, lambda d: testid(d, "checkins-panel").is_displayed(), "the coach's Daily check-ins panel")
+    if testids(coach_page, "checkin-item"):
+        fail("the Daily check-ins panel lists a check-in before any was sent")
+    checkin = js_async(client_page, """
+      const [threadId, done] = arguments;
+      const stored = JSON.parse(sessionStorage.getItem('spotter.console.session'));
+      const ws = new WebSocket(`ws://${location.host}/v1/ws?access_token=${encodeURIComponent(stored.access_token)}`);
+      const timer = setTimeout(() => { ws.close(); done({error: 'no reply'}); }, 10000);
+      ws.onmessage = (event) => {
+        const frame = JSON.parse(event.data);
+        if (frame.type === 'hello') ws.send(JSON.stringify({id: 'daily-1', type: 'daily_check_in.submit', thread_id: threadId,
+          mood: 4, soreness: 2, stress: 3, sick: true, notes: 'Head cold, resting today'}));
+        if (frame.type === 'reply') { clearTimeout(timer); ws.close(); done(frame); }
+      };
+      ws.onerror = () => { clearTimeout(timer); done({error: 'socket error'}); };""", link["thread_id"])
+    if not checkin.get("ok") or checkin["result"]["daily_check_in"]["overall_score"] != 33:
+        fail(f"daily_check_in.submit failed: {checkin}")
+    wait_for(coach_page, lambda d: any(i.get_attribute("data-client-id") == client["user"]["id"]
+                                       and i.get_attribute("data-score") == "33" for i in testids(d, "checkin-item")),
+             "the client's check-in (score 33) in the coach's Daily check-ins panel")
+    item = testids(coach_page, "checkin-item")[0]
+    if "Amal Client" not in item.text or "Head cold" not in item.text or "Sick" not in item.text:
+        fail(f"the check-in card reads {item.text!r}")
+    checks.ok("the client's daily check-in appeared live on the coach's dashboard panel (score, sick, notes)")
+    screenshot(coach_page, "console-coach-checkins.png")
 
     # 4c. Browser notifications (Web Push): the toggle asks on a click, registers the service worker over the console
     # and asks the server for its VAPID key; without one (this server has none) it says so and stays off. Headless

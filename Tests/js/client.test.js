@@ -88,6 +88,46 @@ test('chat: an acked send, the peer gets it once, receipts come back; errors are
   });
 });
 
+test('a daily check-in reaches the coach live (record and client_card); goals refuse a second without replace', async () => {
+  await withServer([], async (server, open) => {
+    const { coach, client, thread } = await server.pair('daily');
+    const coachSide = open(coach);
+    const clientSide = open(client);
+    const records = [], cards = [];
+    coachSide.on('record', (event) => records.push(event));
+    coachSide.on('client_card', (event) => cards.push(event.card));
+    await Promise.all([live(coachSide), live(clientSide)]);
+
+    const made = await clientSide.command('daily_check_in.submit', { thread_id: thread, mood: 5, soreness: 1, stress: 1 });
+    assert.equal(made.change, 'daily_check_in.created');
+    assert.equal(made.daily_check_in.overall_score, 100);
+    await until(() => records.some((event) => event.change === 'daily_check_in.created'), 'the record event at the coach');
+    await until(() => cards.some((card) => card.daily_check_in?.id === made.daily_check_in.id && card.checked_in_today === true),
+      'the client card with the check-in');
+    const again = await clientSide.command('daily_check_in.submit', { thread_id: thread, mood: 3, soreness: 3, stress: 3, sick: true });
+    assert.equal(again.change, 'daily_check_in.updated');
+    assert.equal(again.daily_check_in.id, made.daily_check_in.id);
+    assert.equal(again.daily_check_in.overall_score, 25);
+    const history = await coachSide.command('daily_check_ins', { thread_id: thread });
+    assert.deepEqual(history.check_ins.map((item) => item.overall_score), [25]);
+    assert.equal(history.next, null);
+    await assert.rejects(clientSide.command('daily_check_in.submit', { thread_id: thread, mood: 6, soreness: 1, stress: 1 }),
+      { code: 'out_of_range', field: 'mood' });
+    await assert.rejects(coachSide.command('daily_check_in.submit', { thread_id: thread, mood: 3, soreness: 3, stress: 3 }),
+      { code: 'forbidden' });
+
+    await clientSide.command('measurement.add', { thread_id: thread, method: 'navy', sex: 'female', height_cm: 165,
+      neck_cm: 34, waist_cm: 80, hip_cm: 100 });
+    const goal = await clientSide.command('goal.set', { thread_id: thread, kind: 'cutting', target_percent: 25, weight_kg: 70, age: 30 });
+    assert.equal(goal.goal.plan.activity, 'light');
+    assert.ok(goal.goal.plan.weeks > 0 && goal.goal.plan.milestones.length === goal.goal.plan.weeks);
+    await assert.rejects(clientSide.command('goal.set', { thread_id: thread, kind: 'cutting', target_percent: 26 }),
+      { code: 'goal_active', field: 'replace' });
+    const replaced = await clientSide.command('goal.set', { thread_id: thread, kind: 'cutting', target_percent: 26, replace: true });
+    assert.equal(replaced.change, 'goal.replaced');
+  });
+});
+
 test('errors come in Arabic when the socket asked for Arabic', async () => {
   await withServer([], async (server, open) => {
     const { client } = await server.pair();

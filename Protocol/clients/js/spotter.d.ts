@@ -111,7 +111,8 @@ export interface SpotterEvents {
   presence: { type: 'presence'; user_id: string; online: boolean; last_seen_at?: number };
   typing: { type: 'typing'; thread_id: string; user_id: string; expires_in: number };
   session: { type: 'session'; cursor: number; change: string; session: Record<string, unknown>; message: Message; unread: number; total_unread: number };
-  record: { type: 'record'; cursor: number; thread_id: string; change: string; [key: string]: unknown };
+  /** A change of the coaching record (a `daily_check_in` too: `daily_check_in.created` / `.updated`). */
+  record: { type: 'record'; cursor: number; thread_id: string; change: string; daily_check_in?: DailyCheckIn; [key: string]: unknown };
   client_card: { type: 'client_card'; card: Record<string, unknown> };
   /** A group challenge's counts moved (a join, leave, creation, finish): to the coach and every client in it. */
   challenge_participants: { type: 'challenge_participants'; participation: ChallengeParticipation };
@@ -169,6 +170,16 @@ export interface SpotterCommands {
   /** The coach or the client of a thread: free starts of a session, shown in `time_zone` (default the asker's). */
   'availability.slots': [{ thread_id: string; duration_minutes: number; from: number; to: number; step_minutes?: number; time_zone?: string },
     FreeSlots];
+  /** A body-fat goal; an active one is refused (`goal_active`) unless `replace` is true. The goal carries its plan. */
+  'goal.set': [{ thread_id: string; kind: 'cutting' | 'bulking'; target_percent: number; replace?: boolean; weight_kg?: number;
+    height_cm?: number; age?: number; activity?: 'sedentary' | 'light' | 'moderate' | 'active' | 'very_active' },
+    { change: string; goal: Record<string, unknown> }];
+  /** Today's check-in in the client's zone; a second one the same day replaces it (`daily_check_in.updated`). */
+  'daily_check_in.submit': [{ thread_id: string; mood: number; soreness: number; stress: number; sick?: boolean; notes?: string },
+    { change: 'daily_check_in.created' | 'daily_check_in.updated'; daily_check_in: DailyCheckIn }];
+  /** The client's daily check-ins, newest day first; `next` is the `before` of the next page. */
+  daily_check_ins: [{ thread_id: string; before?: string; limit?: number },
+    { thread_id: string; client_id: string; today: string; check_ins: DailyCheckIn[]; next: string | null }];
 }
 
 /** Spans of a day in the coach's zone, "HH:MM" to "HH:MM" ("24:00": the day's end). */
@@ -202,6 +213,22 @@ export interface ChallengeParticipation {
   days: 7 | 14 | 30;
   participants: number;
   finished: number;
+}
+
+/** A day's check-in (scales 1–5; `overall_score` 0–100, computed by the server). */
+export interface DailyCheckIn {
+  id: string;
+  client_id: string;
+  /** `YYYY-MM-DD` in the client's zone. */
+  day: string;
+  mood: number;
+  soreness: number;
+  stress: number;
+  sick: boolean;
+  notes?: string;
+  overall_score: number;
+  created_at: number;
+  updated_at: number;
 }
 
 export declare class SpotterClient {

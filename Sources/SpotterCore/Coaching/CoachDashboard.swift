@@ -37,15 +37,24 @@ public enum CoachDashboard {
         let today = LocalDay.of(now, in: client.zone)
         let active = book.openChallenges(of: client.clientID, today: today)
         let checkIns = book.newestCheckIns(of: client.clientID, count: 2)
+        let daily = book.dailyCheckIns.latest(of: client.clientID)
         let change = checkIns.count >= 2 ? ((checkIns[0].weightKg - checkIns[1].weightKg) * 100).rounded() / 100 : nil
         return ClientCardView(
             clientId: client.clientID, threadId: client.threadID, name: client.name, unread: client.unread,
-            goal: book.goal(of: client.clientID),
+            goal: book.goal(of: client.clientID).map(Self.withoutPlan),
             activeChallenges: active.map {
                 ChallengeSummary(id: $0.id, name: $0.name, done: $0.done, days: $0.days, percent: $0.percent, status: $0.status)
             },
             lastCheckInAt: checkIns.first?.createdAt, latestWeightKg: checkIns.first?.weightKg, weightChangeKg: change,
-            nextSession: client.nextSession, pendingResolutions: client.pendingResolutions)
+            nextSession: client.nextSession, pendingResolutions: client.pendingResolutions,
+            dailyCheckIn: daily, checkedInToday: daily.map { $0.day == LocalDay.format(today) })
+    }
+
+    /// A card's goal leaves its plan out (up to 156 milestones a client; `record` has it): the dashboard stays small.
+    static func withoutPlan(_ goal: GoalView) -> GoalView {
+        var light = goal
+        light.plan = nil
+        return light
     }
 
     /// Every card (by name, then id) and the analytics over [from, to). `attendance`: the coach's sessions that

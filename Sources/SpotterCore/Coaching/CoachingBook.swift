@@ -21,6 +21,8 @@ public enum RecordError: Error, Equatable, Sendable {
     case alreadyJoined
     /// Leaving or checking a challenge that is over for the client (completed, ended or left).
     case challengeOver
+    /// A new goal while one is active, without `replace`.
+    case goalActive
 }
 
 extension APIError {
@@ -37,6 +39,7 @@ extension APIError {
         case .challengeLength: self.init(.challengeLength, field: "tasks")
         case .alreadyJoined: self.init(.challengeAlreadyJoined, field: "template_id")
         case .challengeOver: self.init(.challengeOver, field: "challenge_id")
+        case .goalActive: self.init(.goalActive, field: "replace")
         }
     }
 }
@@ -127,6 +130,8 @@ public struct CoachingBook: Sendable {
     private var goalOf: [String: GoalView] = [:]
     /// Challenge ids by coach and template id (each coach names their own templates).
     var templates: [TemplateKey: [String]] = [:]
+    /// Daily check-ins (`CoachingBook+DailyCheckIns.swift`).
+    public internal(set) var dailyCheckIns = DailyCheckInLog()
 
     struct TemplateKey: Hashable, Sendable {
         var coachID: String
@@ -177,6 +182,7 @@ public struct CoachingBook: Sendable {
             if let current = goalOf[goal.clientId], current.id != goal.id, goal.status == "replaced" { return }
             goalOf[goal.clientId] = goal
         }
+        if let daily = body.dailyCheckIn { dailyCheckIns.apply(daily) }
     }
 
     /// Forgets everything of a client's record (their account was erased; the log's rows were emptied with it).
@@ -188,6 +194,7 @@ public struct CoachingBook: Sendable {
         checkInTimesOf[clientID] = nil
         measurementsOf[clientID] = nil
         goalOf[clientID] = nil
+        dailyCheckIns.forget(clientID: clientID)
         if !gone.isEmpty {
             templates = templates.compactMapValues { ids in
                 let kept = ids.filter { !gone.contains($0) }
@@ -463,14 +470,16 @@ public struct CoachingBook: Sendable {
             let state = BodyComposition.progress(goal: kind, target: goal.targetPercent, current: view.bodyFatPercent)
             if state.rawValue != goal.status {
                 goal.status = state.rawValue
-                if state == .completed { goal.completedAt = now }
+                if state == .completed { (goal.completedAt, goal.behindByPercent) = (now, nil) }
                 bodies.append(RecordBody(change: state == .completed ? "goal.completed" : "goal.progress", goal: goal))
+            } else if let scheduled = CoachingBook.schedule(of: goal, measuredPercent: view.bodyFatPercent, now: now) {
+                bodies.append(scheduled)
             }
         }
         return bodies
     }
 
-    /// A new goal against the newest measurement; an active one is replaced.
+    /// A new goal against the newest measurement, with its plan; an active one is refused unless `replace`.
     public func setGoal(id: String, clientID: String, command: GoalSetCommand, now: Int64) throws(RecordError) -> [RecordBody] {
         guard let kindName = command.kind else { throw .missing("kind") }
         guard let kind = BodyComposition.GoalKind(rawValue: kindName) else { throw .badValue("kind") }
@@ -484,15 +493,19 @@ public struct CoachingBook: Sendable {
         case .targetNotAhead: throw .outOfRange("target_percent")
         case nil: break
         }
+        let person = try planPerson(command, clientID: clientID, sex: sex)
         var bodies: [RecordBody] = []
         if var old = goalOf[clientID], old.status == "active" || old.status == "near_ceiling" {
+            guard command.replace == true else { throw .goalActive }
             old.status = "replaced"
             bodies.append(RecordBody(change: "goal.replaced", goal: old))
         }
         let state = BodyComposition.progress(goal: kind, target: target, current: latest.bodyFatPercent)
         bodies.append(RecordBody(change: "goal.created", goal: GoalView(
             id: id, clientId: clientID, kind: kindName, sex: latest.sex, targetPercent: target,
-            startPercent: latest.bodyFatPercent, status: state.rawValue, createdAt: now, completedAt: nil)))
+            startPercent: latest.bodyFatPercent, status: state.rawValue, createdAt: now, completedAt: nil,
+            plan: person.flatMap { GoalPlanner.plan(kind: kind, person: $0, currentPercent: latest.bodyFatPercent,
+                                                    targetPercent: target, start: now) })))
         return bodies
     }
 

@@ -67,11 +67,18 @@ extension CoachingCore {
         case .joinChallenge, .leaveChallenge:
             (thread, bodies) = try groupChallenge(change, by: userID, context)
             side = .client
+        case .submitDailyCheckIn(let command):
+            thread = try writableThread(command.threadId, of: userID, as: .client)
+            side = .client
+            let today = LocalDay.of(now, in: context.zone(of: userID))
+            bodies = [try Self.rule { () throws(RecordError) in
+                try coaching.submitDailyCheckIn(id: context.newID(), clientID: userID, command: command, today: today, now: now)
+            }]
         }
         let records = bodies.filter { $0.change != "challenge.unchanged" }.map { body in
             coaching.apply(body)
             return ChatRecord(threadNo: thread.no, side: side, seq: thread.lastSeq, at: now, .coaching(CoachingChangeRecord(
-                itemID: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id,
+                itemID: body.challenge?.id ?? body.checkIn?.id ?? body.measurement?.id ?? body.goal?.id ?? body.dailyCheckIn?.id,
                 json: JSONText.encoder.encodeToString(body))))
         }
         // A group challenge's reply carries its counts as they are with this change.
@@ -103,6 +110,7 @@ extension CoachingCore {
             merged.checkIn = body.checkIn ?? merged.checkIn
             merged.measurement = body.measurement ?? merged.measurement
             merged.goal = body.goal ?? merged.goal
+            merged.dailyCheckIn = body.dailyCheckIn ?? merged.dailyCheckIn
         }
         return merged
     }

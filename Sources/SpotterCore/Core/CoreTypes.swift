@@ -132,6 +132,7 @@ public enum RecordChange {
     case setGoal(GoalSetCommand)
     case joinChallenge(ChallengeJoinCommand)
     case leaveChallenge(ChallengeLeaveCommand)
+    case submitDailyCheckIn(DailyCheckInSubmitCommand)
 }
 
 /// `message.send` after its fields were validated.

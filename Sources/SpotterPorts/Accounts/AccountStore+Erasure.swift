@@ -70,6 +70,7 @@ extension AccountStore {
 
         try db.execute("DELETE FROM notificationPreference WHERE userId = ?", [userID])
         try db.execute("DELETE FROM threadMute WHERE userId = ?", [userID])
+        try db.execute("DELETE FROM goalPreferences WHERE userId = ?", [userID])
         try db.execute("DELETE FROM clientProfile WHERE userId = ?", [userID])
         try db.execute("DELETE FROM availability WHERE coachId = ?", [userID])
         try db.execute("DELETE FROM weightEntry WHERE clientId = ?", [userID])

@@ -134,6 +134,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case measurementTooSoon = "measurement_too_soon"
     /// 400: a cutting goal below a safe body fat (8 % for men, 15 % for women).
     case unsafeGoal = "unsafe_goal"
+    /// 409: `goal.set` while a goal is active, without `replace: true` (seed 004 US3: one active goal).
+    case goalActive = "goal_active"
     /// 503: the server cannot store changes right now (its database failed a write or is out of reach); nothing of
     /// this command was saved. Retry after `retry_after` with the same `client_message_id`. Also an upload
     /// refused from its head while other uploads hold the server's bound on upload bytes in flight.
@@ -382,6 +384,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .unsafeGoal:
             return (400, "This goal is below a safe body fat (8% for men, 15% for women). Choose a higher target.",
                     "هذا الهدف أقل من نسبة الدهون الآمنة (8% للرجال و15% للنساء). اختر هدفًا أعلى.")
+        case .goalActive:
+            return (409, "You already have an active goal. Only one goal can be active: replace it to start this one.",
+                    "لديك هدف نشط بالفعل. يمكن أن يكون هدف واحد فقط نشطًا: استبدله لتبدأ هذا الهدف.")
         case .tooManySessions:
             return (409, "You already have 20 open sessions together. Cancel or finish one before adding another.",
                     "لديكما بالفعل 20 جلسة مفتوحة. ألغِ جلسة أو أنهِها قبل إضافة أخرى.")

@@ -362,11 +362,13 @@ extension JSONEncoder {
 extension GoalView {
     public var jsonText: String {
         var json = JSONText()
+        json.field("behind_by_percent", behindByPercent)
         json.field("client_id", clientId)
         json.field("completed_at", completedAt)
         json.field("created_at", createdAt)
         json.field("id", id)
         json.field("kind", kind)
+        if let plan { json.field("plan", json: JSONText.encoder.encodeToString(plan)) }
         json.field("sex", sex)
         json.field("start_percent", startPercent)
         json.field("status", status)
@@ -388,7 +390,9 @@ extension ClientCardView {
             item.field("status", challenge.status)
             return item.finish()
         }.joined(separator: ",") + "]")
+        json.field("checked_in_today", checkedInToday)
         json.field("client_id", clientId)
+        if let dailyCheckIn { json.field("daily_check_in", json: dailyCheckIn.jsonText) }
         if let goal { json.field("goal", json: goal.jsonText) }
         json.field("last_check_in_at", lastCheckInAt)
         json.field("latest_weight_kg", latestWeightKg)

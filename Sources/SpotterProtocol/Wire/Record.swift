@@ -188,8 +188,14 @@ public struct GoalView: Codable, Sendable, Equatable {
     public var status: String
     public var createdAt: Int64
     public var completedAt: Int64?
+    /// The plan (`GoalPlan.swift`), when the weight, height and age were known when it was set.
+    public var plan: GoalPlanView?
+    /// Body-fat points behind the plan at the newest measurement (absent: on track or no plan).
+    public var behindByPercent: Double?
     public init(id: String, clientId: String, kind: String, sex: String, targetPercent: Double, startPercent: Double,
-                status: String, createdAt: Int64, completedAt: Int64?) {
+                status: String, createdAt: Int64, completedAt: Int64?, plan: GoalPlanView? = nil, behindByPercent: Double? = nil) {
+        self.plan = plan
+        self.behindByPercent = behindByPercent
         self.id = id
         self.clientId = clientId
         self.kind = kind
@@ -201,7 +207,8 @@ public struct GoalView: Codable, Sendable, Equatable {
         self.completedAt = completedAt
     }
     enum CodingKeys: String, CodingKey {
-        case id, kind, sex, status
+        case id, kind, sex, status, plan
+        case behindByPercent = "behind_by_percent"
         case clientId = "client_id"
         case targetPercent = "target_percent"
         case startPercent = "start_percent"
@@ -213,7 +220,8 @@ public struct GoalView: Codable, Sendable, Equatable {
 /// What one `record` record holds, and (with `type` and `thread_id`) the `record` event both participants get:
 /// the change (`challenge.created`, `challenge.task_checked`, `challenge.task_unchecked`, `check_in.created`,
 /// `check_in.commented`, `measurement.created`, `goal.created`, `goal.replaced`, `goal.progress`,
-/// `goal.completed`) and the item as it now stands.
+/// `goal.completed`, `goal.behind_schedule`, `goal.on_track`, `daily_check_in.created`, `daily_check_in.updated`)
+/// and the item as it now stands.
 public struct RecordBody: Codable, Sendable, Equatable {
     public var change: String
     public var challenge: ChallengeView?
@@ -222,8 +230,10 @@ public struct RecordBody: Codable, Sendable, Equatable {
     public var goal: GoalView?
     /// In a reply about a group challenge (never stored): its live counts (`ChallengeParticipation`).
     public var participation: ChallengeParticipation? = nil
+    public var dailyCheckIn: DailyCheckInView?
     public init(change: String, challenge: ChallengeView? = nil, checkIn: CheckInView? = nil,
-                measurement: MeasurementView? = nil, goal: GoalView? = nil) {
+                measurement: MeasurementView? = nil, goal: GoalView? = nil, dailyCheckIn: DailyCheckInView? = nil) {
+        self.dailyCheckIn = dailyCheckIn
         self.change = change
         self.challenge = challenge
         self.checkIn = checkIn
@@ -233,6 +243,7 @@ public struct RecordBody: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case change, challenge, measurement, goal, participation
         case checkIn = "check_in"
+        case dailyCheckIn = "daily_check_in"
     }
 
     /// The event's JSON from the record's stored body: `{"type":"record","thread_id":…,` then the body's fields.
@@ -339,16 +350,25 @@ public struct MeasurementAddCommand: Codable, Sendable, Equatable, KnownFields {
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
 
-/// `goal.set` (the client): a body-fat goal measured against their newest measurement; replaces an active one.
+/// `goal.set` (the client): a body-fat goal measured against their newest measurement. An active goal is kept
+/// (`goal_active`) unless `replace` is true. `weight_kg`, `height_cm`, `age` (defaults: the newest check-in's
+/// weight, the newest measurement's height and age) and `activity` (default `light`) make its plan.
 public struct GoalSetCommand: Codable, Sendable, Equatable, KnownFields {
     public init() {}
     public var threadId: String?
     public var kind: String?
     public var targetPercent: Double?
+    public var replace: Bool?
+    public var weightKg: Double?
+    public var heightCm: Double?
+    public var age: Int?
+    public var activity: String?
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case kind
+        case kind, replace, age, activity
         case threadId = "thread_id"
         case targetPercent = "target_percent"
+        case weightKg = "weight_kg"
+        case heightCm = "height_cm"
     }
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 }
@@ -484,9 +504,15 @@ public struct ClientCardView: Codable, Sendable, Equatable {
     public var weightChangeKg: Double?
     public var nextSession: NextSessionView?
     public var pendingResolutions: Int
+    /// The client's newest daily check-in (`DailyCheckIn.swift`), and whether it is of their today.
+    public var dailyCheckIn: DailyCheckInView?
+    public var checkedInToday: Bool?
     public init(clientId: String, threadId: String, name: String?, unread: Int64, goal: GoalView?,
                 activeChallenges: [ChallengeSummary], lastCheckInAt: Int64?, latestWeightKg: Double?, weightChangeKg: Double?,
-                nextSession: NextSessionView?, pendingResolutions: Int) {
+                nextSession: NextSessionView?, pendingResolutions: Int, dailyCheckIn: DailyCheckInView? = nil,
+                checkedInToday: Bool? = nil) {
+        self.dailyCheckIn = dailyCheckIn
+        self.checkedInToday = checkedInToday
         self.clientId = clientId
         self.threadId = threadId
         self.name = name
@@ -509,6 +535,8 @@ public struct ClientCardView: Codable, Sendable, Equatable {
         case weightChangeKg = "weight_change_kg"
         case nextSession = "next_session"
         case pendingResolutions = "pending_resolutions"
+        case dailyCheckIn = "daily_check_in"
+        case checkedInToday = "checked_in_today"
     }
 }
 

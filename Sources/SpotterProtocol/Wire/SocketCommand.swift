@@ -43,6 +43,7 @@ public enum SocketCommand {
             SessionFeedbackCommand.self, SessionFeedbackReadCommand.self,
             ChallengeJoinCommand.self, ChallengeLeaveCommand.self, ChallengeGroupsCommand.self, ActivityCommand.self,
             AvailabilitySetCommand.self, AvailabilityGetCommand.self, AvailabilitySlotsCommand.self,
+            DailyCheckInSubmitCommand.self, DailyCheckInsCommand.self,
         ]
         return Dictionary(uniqueKeysWithValues: bodies.map { ($0.type, $0) })
     }()

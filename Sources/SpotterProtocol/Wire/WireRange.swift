@@ -121,6 +121,9 @@ extension MeasurementAddCommand {
 extension GoalSetCommand {
     public func checkRanges() throws(APIError) {
         try WireRange.check(targetPercent, in: WireRange.quantity, field: "target_percent")
+        try WireRange.check(weightKg, in: WireRange.quantity, field: "weight_kg")
+        try WireRange.check(heightCm, in: WireRange.quantity, field: "height_cm")
+        try WireRange.check(age, in: WireRange.count, field: "age")
     }
 }
 

@@ -152,6 +152,8 @@ final class API {
         Endpoint("PUT", "me/notifications") { try $0.updateNotificationSettings($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "me/availability") { $0.availability($1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/availability") { try $0.setAvailability($1.request, $1.signedIn, $1.language, $1.respond) },
+        Endpoint("GET", "me/goal-preferences") { $0.goalPreferences($1.signedIn, $1.language, $1.respond) },
+        Endpoint("PUT", "me/goal-preferences") { try $0.updateGoalPreferences($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "me/onboarding") { try $0.saveOnboarding($1.request, $1.signedIn, $1.language, $1.respond) },
         Endpoint("GET", "coaches") { $0.listCoaches($1.language, $1.respond) },
         Endpoint("GET", "me/coach") { try $0.myCoach($1.signedIn, $1.language, $1.respond) },

@@ -8,9 +8,9 @@ extension AppSocket {
     static func registerRecordCommands(_ table: inout CommandTable) {
         table.on(ChallengeCreateCommand.self) { socket, body, id in socket.changeRecord(.createChallenge(body), id: id) }
         table.on(ChallengeCheckCommand.self) { socket, body, id in socket.changeRecord(.checkTask(body), id: id) }
-        table.on(CheckInSubmitCommand.self) { socket, body, id in socket.submitCheckIn(body, id: id) }
+        table.on(CheckInSubmitCommand.self) { socket, body, id in socket.submitCheckInInPreferredUnits(body, id: id) }
         table.on(CheckInCommentCommand.self) { socket, body, id in socket.changeRecord(.comment(body), id: id) }
-        table.on(MeasurementAddCommand.self) { socket, body, id in socket.changeRecord(.addMeasurement(body), id: id) }
+        table.on(MeasurementAddCommand.self) { socket, body, id in socket.addMeasurement(body, id: id) }
         table.on(GoalSetCommand.self) { socket, body, id in socket.changeRecord(.setGoal(body), id: id) }
         table.on(DashboardCommand.self) { socket, body, id in
             socket.answer(id: id, socket.runner.core.dashboard(body, by: socket.actor.userID, socket.runner.context()))
@@ -40,7 +40,7 @@ extension AppSocket {
 
     /// A check-in's photos must be images uploaded to its thread: they are read off the loop first, then the core
     /// decides (a thread the client cannot write to is refused before anything is read).
-    private func submitCheckIn(_ command: CheckInSubmitCommand, id: String) {
+    func submitCheckIn(_ command: CheckInSubmitCommand, id: String) {
         do throws(APIError) {
             _ = try runner.core.writableThread(command.threadId, of: actor.userID, as: .client)
         } catch {

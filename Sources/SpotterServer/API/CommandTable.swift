@@ -33,6 +33,7 @@ extension AppSocket {
         registerSessionFeedbackCommands(&table)
         registerAvailabilityCommands(&table)
         registerRecordCommands(&table)
+        registerDailyCheckInCommands(&table)
         return table
     }()
 
@@ -65,3 +66,5 @@ extension MeasurementAddCommand: ThreadScoped {}
 extension GoalSetCommand: ThreadScoped {}
 extension RecordCommand: ThreadScoped {}
 extension MealsCommand: ThreadScoped {}
+extension DailyCheckInSubmitCommand: ThreadScoped {}
+extension DailyCheckInsCommand: ThreadScoped {}

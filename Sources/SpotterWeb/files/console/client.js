@@ -12,6 +12,7 @@ import { renderStatus, renderWhoami, showView } from './page.js';
 import { disablePush, forgetPushDevice, renderPush } from './push.js';
 import { forgetSessions, refreshSessions, renderSessions } from './sessions.js';
 import { forgetAvailability, refreshAvailability, renderAvailability } from './availability.js';
+import { forgetCheckIns, onClientCard, refreshCheckIns, renderCheckIns } from './checkins.js';
 import { showSignIn } from './signin.js';
 import { messages, pending, state, threads } from './state.js';
 import { clearStoredSession, loadCursor, saveCursor, saveSession } from './storage.js';
@@ -53,11 +54,13 @@ export function startSession(stored) {
     startAdmin();
   } else {
     for (const [type, fn] of Object.entries(chatEvents)) on(type, fn);
+    on('client_card', onClientCard);
     showView('chat');
     renderThreadList();
     renderConversation();
     renderSessions();
     renderAvailability();
+    renderCheckIns();
   }
   applyLanguage();
   renderPush();
@@ -85,6 +88,7 @@ export function endSession(message) {
   state.threadsLoaded = false;
   forgetSessions();
   forgetAvailability();
+  forgetCheckIns();
   forgetConversationNodes();
   state.connectionState = 'idle';
   state.liveCount = 0;
@@ -125,6 +129,7 @@ function onState({ state: next }) {
       refreshThreads();
       refreshSessions();
       refreshAvailability();
+      refreshCheckIns();
     }
   }
   renderStatus();

@@ -16,6 +16,7 @@
 //   signin.js                 the sign-in view (email and password, or phone and code)
 //   threads.js, conversation.js, chat.js, sessions.js
 //                             the chat view: the list, the open conversation, the live events, the Sessions panel
+//   checkins.js               the coach's Daily check-ins panel (each client's newest, live by client_card)
 //   admin.js, figures.js      the admin view: lists and requests; the live figures (metrics.js reads /metrics)
 //   client.js                 the signed-in account's SpotterClient, from sign-in to sign-out
 //   push.js                   browser notifications: the toggle, the service worker (/console/push-worker.js)

@@ -8,6 +8,7 @@ import { lang, setLang, t } from './i18n.js';
 import { renderStatus, renderTotalUnread, renderWhoami } from './page.js';
 import { renderSessions } from './sessions.js';
 import { renderAvailability } from './availability.js';
+import { renderCheckIns } from './checkins.js';
 import { state } from './state.js';
 import { renderThreadList } from './threads.js';
 
@@ -33,6 +34,7 @@ export function applyLanguage() {
     renderConversation();
     renderSessions();
     renderAvailability();
+    renderCheckIns();
   }
   if (me?.role === 'admin') {
     renderFigures();
