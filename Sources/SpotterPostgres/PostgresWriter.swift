@@ -121,7 +121,12 @@ private final class PostgresBatchCommitter: BatchCommitter {
             context.rewind(to: saved)
             if !connection.isBroken { _ = try? connection.execSimple("ROLLBACK TO SAVEPOINT job") }
         }
-        // A lone job that failed left the transaction aborted: COMMIT then rolls back, and its error is its own.
+        // A lone job that failed keeps nothing: its error may be a Swift one after some writes, which left the
+        // transaction open rather than aborted, so a COMMIT would keep them. Its error is its own.
+        if !isolated, let job = jobs.first, !job.succeeded {
+            if !connection.isBroken { try connection.execSimple("ROLLBACK") }
+            return
+        }
         try connection.execSimple("COMMIT")
     }
 

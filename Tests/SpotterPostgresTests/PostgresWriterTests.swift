@@ -43,4 +43,25 @@ struct PostgresWriterTests {
         let stored = try PostgresCluster.shared().psql(String(url.split(separator: "/").last!), "SELECT id FROM note ORDER BY id")
         #expect(stored.split(separator: "\n").map(String.init) == ["1", "3"])
     }
+
+    /// A job alone in its batch that wrote and then threw a Swift error (no SQL error, so the transaction is not
+    /// aborted) must not have its writes committed: before, the batch's COMMIT kept them.
+    @Test func aLoneJobThatThrowsAfterWritingKeepsNothing() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let store = try PostgresStore(url: url)
+        defer { store.close() }
+        let writer = store.writer
+        _ = try writer.perform({ batch in try batch.connection.exec("CREATE TABLE note (id integer PRIMARY KEY)") }, afterCommit: { _ in })
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            _ = try writer.perform({ batch in
+                try batch.connection.exec("INSERT INTO note (id) VALUES (1)")
+                throw Refused()
+            }, afterCommit: { _ in })
+        }
+        // The next job commits normally on the same connection.
+        _ = try writer.perform({ batch in try batch.connection.exec("INSERT INTO note (id) VALUES (2)") }, afterCommit: { _ in })
+        let stored = try PostgresCluster.shared().psql(String(url.split(separator: "/").last!), "SELECT id FROM note ORDER BY id")
+        #expect(stored.split(separator: "\n").map(String.init) == ["2"])
+    }
 }
