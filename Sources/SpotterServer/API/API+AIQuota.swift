@@ -47,8 +47,9 @@ extension API {
                 respond(.apiError(APIError(.conflict, field: "Idempotency-Key", retryAfterSeconds: 1), language))
             case .success(.success(.reused)):
                 respond(.apiError(APIError(.idempotencyKeyReused, field: "Idempotency-Key"), language))
-            case .success(.success(.accepted(_, let json))):
+            case .success(.success(.accepted(let view, let json))):
                 respond(HTTPResponse(status: 200, contentType: "application/json", body: json))
+                server.runner.rememberAIGenerations(view.aiGenerations, of: userID)
                 server.runner.pushQuota(userID)
             }
         })

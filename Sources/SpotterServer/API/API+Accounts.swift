@@ -239,6 +239,8 @@ extension API {
                                                                  timeZone: timeZone, fullName: fullName).view }
         }, then: { [self] result in
             if case .success = result, let fullName { server.runner.core.setName(fullName, for: actor.userID) }
+            // The AI generations' windows follow the zone: the kept figure is read again when next shown.
+            if case .success = result, timeZone != nil { server.runner.rememberAIGenerations(nil, of: actor.userID) }
             API.answer(status: 200, answerIn, respond)(result)
         })
     }

@@ -26,19 +26,24 @@ extension API {
     /// on their sockets; `completion` (on the loop) gets the usage once the record is committed.
     func changeTier(_ userID: String, _ tier: Tier, _ completion: @escaping (Result<UsageView, APIError>) -> Void) {
         let accounts = services.accounts
+        // The AI generations under the new tier are read with the change, so that the `quota` pushed after the
+        // record goes out at once: before this answer, never after a socket the caller opens next.
+        let (readAI, now) = (server.runner.aiGenerations, server.config.clock.now)
         server.loop.runBlocking({
-            blockingResult { () throws -> UserRecord in
+            blockingResult { () throws -> (UserRecord, AIGenerationAllowance?) in
                 do {
-                    return try accounts.setTier(userID: userID, tier.rawValue)
+                    let user = try accounts.setTier(userID: userID, tier.rawValue)
+                    return (user, readAI?(userID, now))
                 } catch AccountStoreError.notFound {
                     throw APIError(.notFound, field: "id")
                 } catch AccountStoreError.conflict {
                     throw APIError(.conflict, field: "id")  // coaches and admins have no tier
                 }
             }
-        }, then: { [self] (result: Result<UserRecord, APIError>) in
+        }, then: { [self] (result: Result<(UserRecord, AIGenerationAllowance?), APIError>) in
             switch result {
-            case .success:
+            case .success(let (_, allowance)):
+                server.runner.rememberAIGenerations(allowance, of: userID)
                 server.runner.run(.tierSet(clientID: userID, tier: tier.rawValue)) { [self] _ in
                     server.runner.quotaView(userID) { quota in
                         completion(.success(UsageView(userId: userID, tier: tier.rawValue, quota: quota)))

@@ -43,6 +43,8 @@ final class CoreRunner {
     var waitingForThread: [String: [(APIError?) -> Void]] = [:]
     /// Reads a user's AI generations of the current window (off the loop); set by the server (`CoreRunner+AIQuota`).
     var aiGenerations: (@Sendable (String, Int64) -> AIGenerationAllowance?)?
+    /// The AI generations last read or consumed here, by user (`CoreRunner+AIQuota`).
+    var aiAllowances: [String: AIGenerationAllowance] = [:]
 
     init(config: ServerConfig, loop: Loop, log: any ChatStore, directory: UserDirectory?, logger: Logger, metrics: ServerMetrics) {
         self.config = config
