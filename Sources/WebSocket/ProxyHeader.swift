@@ -85,7 +85,7 @@ public enum ForwardedFor {
         for entry in joined.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).reversed() {
             seen += 1
             if seen > maxEntries { break }
-            guard let text = Substring(entry), let address = IPAddress(text.trimmingHTTPWhitespace()) else { continue }
+            guard let address = IPAddress(Substring(entry).trimmingHTTPWhitespace()) else { continue }  // a cut character: U+FFFD, refused
             if !trusted.contains(address) { return address }
             last = address
         }

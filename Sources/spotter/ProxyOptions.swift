@@ -12,15 +12,29 @@ struct ProxyOptions: ParsableArguments {
         """, valueName: "cidr"))
     var trustedProxies: [String] = []
 
-    func apply(to config: inout ServerConfig, logger: Logger) throws {
-        let values = trustedProxies.isEmpty
+    private var values: [String] {
+        trustedProxies.isEmpty
             ? (env("SPOTTER_TRUSTED_PROXIES") ?? "").split(separator: ",").map { String($0).trimmed() }.filter { !$0.isEmpty }
             : trustedProxies
+    }
+
+    /// Checked when the command line is read, before anything is opened.
+    func validate() throws {
+        var probe = ServerConfig()
+        try trust(values, in: &probe)
+    }
+
+    private func trust(_ values: [String], in config: inout ServerConfig) throws {
         do {
             try config.trustProxies(values)
         } catch {
             throw ValidationError("--trusted-proxy: \(error)")
         }
+    }
+
+    func apply(to config: inout ServerConfig, logger: Logger) throws {
+        let values = values
+        try trust(values, in: &config)
         if !values.isEmpty {
             logger.info("trusting proxies for client addresses", metadata: ["ranges": "\(config.trustedProxyDescriptions.joined(separator: ","))"])
         }
