@@ -40,12 +40,15 @@ final class Connection {
     private(set) var closeCode: CloseCode?
     /// The signed-in account of an app socket (`OutboundLedger`), nil otherwise.
     var account: String?
+    /// The client this connection speaks for (`Connection+Proxy`).
+    var client: ClientAddress
 
     init(id: UInt64, tcp: TCPConnection, server: Server, now: UInt64) {
         self.id = id
         self.tcp = tcp
         self.server = server
         self.lastHeard = now
+        client = ClientAddress(peer: tcp.peerAddress, proxies: server.config.trustedProxies)
         parser = HTTPRequestParser(maxBodyBytes: server.config.maxRequestBodyBytes)
         // Uploads may be larger than other bodies; their endpoints say how large (anything more is refused from the head).
         parser.largerBodyLimit = { API.bodyLimit(for: $0) }
@@ -84,7 +87,12 @@ final class Connection {
         switch phase {
         case .http:
             if requestStartedAt == nil { requestStartedAt = now }
-            parser.append(bytes)
+            if client.pending == nil {
+                parser.append(bytes)
+            } else {
+                guard let rest = takeProxyHeader(bytes) else { return }  // more to read, or closed
+                parser.append(rest)
+            }
             if let upload {
                 upload.sink.append(parser.takeStreamedBody())  // the rest (a pipelined request) waits in the parser
                 // Nothing more is read until this upload is answered.
@@ -142,7 +150,7 @@ final class Connection {
             }
             if parser.streamedBodyRemaining > 0 {
                 // An upload's head: decided before a byte of its body is read.
-                switch server.route(request, peer: tcp.peerAddress) {
+                switch server.route(request, peer: address(for: request)) {
                 case .receiveBody(let admission): receiveBody(request, admission)
                 case .respond(let response): answer(request, with: response)
                 case .deferred, .upgrade, .stream: refuse(HTTPError(400, "unexpected request body"), .english)
@@ -150,7 +158,7 @@ final class Connection {
                 return
             }
             requestStartedAt = nil
-            switch server.route(request, peer: tcp.peerAddress) {
+            switch server.route(request, peer: address(for: request)) {
             case .receiveBody(let admission):
                 // Only a request with a body is admitted as an upload; the endpoint asks for one.
                 admission.reservation.release()
@@ -239,7 +247,7 @@ final class Connection {
         server.metrics.recordHandshakeFailure(status: error.status, reason: HTTPError.metricReason(error.status))
         server.logger.debug(
             "refused request",
-            metadata: ["connection": "\(id)", "status": "\(error.status)", "reason": "\(error.reason)"])
+            metadata: ["connection": "\(id)", "address": "\(client.address)", "status": "\(error.status)", "reason": "\(error.reason)"])
         send(.refusal(error, language), keepAlive: false)
         beginClosing()
         if bodyUnread { dropUnreadBody() }  // the rest of an upload that timed out is not read

@@ -1,5 +1,6 @@
 import SpotterCore
 import SpotterPorts
+import WebSocket
 
 /// Everything `spotter serve` can be told. Defaults suit a phone app talking
 /// to one server; each limit says why it is what it is.
@@ -63,6 +64,8 @@ public struct ServerConfig: Sendable {
     /// How long a SIGTERM/SIGINT shutdown waits for closing handshakes.
     public var shutdownGraceSeconds = 10
 
+    /// Peers whose PROXY v2 header and `X-Forwarded-For` name the client (`--trusted-proxy`); empty: nobody's.
+    public var trustedProxies = TrustedProxies()
     /// Browser origins allowed to connect; empty allows all.
     public var allowedOrigins: Set<String> = []
     /// Serves an echo WebSocket endpoint at `/echo` (conformance runs and benchmarks only).

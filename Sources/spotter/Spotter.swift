@@ -93,6 +93,7 @@ struct Serve: ParsableCommand {
     @OptionGroup var webhooks: WebhookOptions
     @OptionGroup var forgetting: ForgettingOptions
     @OptionGroup var identity: IdentityOptions
+    @OptionGroup var proxies: ProxyOptions
 
     @Option(help: ArgumentHelp("""
         Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
@@ -398,6 +399,7 @@ struct Serve: ParsableCommand {
         try webhooks.apply(to: &configured)
         try forgetting.apply(to: &configured)
         try identity.apply(to: &configured)
+        try proxies.apply(to: &configured, logger: logger)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
         // Session reminders off the app go through the same gateways (a development server without them logs them).

@@ -300,7 +300,8 @@ start_spotters() {
         port=$((SPOTTER_PORT + k))
         say "starting spotter-$k on 127.0.0.1:$port"
         SPOTTER_TOKEN_SECRET=$SECRET launch "spotter-$k" "$DIR/spotter-$k.log" \
-            "$BIN" serve --host 127.0.0.1 --port "$port" --data-dir "$DIR/data" --store "$STORE" --broker "$BROKER"
+            "$BIN" serve --host 127.0.0.1 --port "$port" --data-dir "$DIR/data" --store "$STORE" --broker "$BROKER" \
+            --trusted-proxy 127.0.0.1/32
     done
     for k in $(seq 1 "$SPOTTER_PROCESSES"); do
         wait_for "spotter-$k" 120 "$DIR/spotter-$k.log" healthy "$((SPOTTER_PORT + k))"
@@ -312,7 +313,7 @@ start_haproxy() {
     haproxy=$(find_program haproxy)
     [ -r "$TEMPLATE" ] || die "missing $TEMPLATE"
     for k in $(seq 1 "$SPOTTER_PROCESSES"); do
-        servers+="    server spotter-$k 127.0.0.1:$((SPOTTER_PORT + k)) check"$'\n'
+        servers+="    server spotter-$k 127.0.0.1:$((SPOTTER_PORT + k)) check send-proxy-v2"$'\n'
     done
     # The placeholders are filled on every line but comments (which name them).
     local line
