@@ -62,6 +62,8 @@ public struct ServerConfig: Sendable {
     public var closeTimeoutSeconds = 5
     /// How long a SIGTERM/SIGINT shutdown waits for closing handshakes.
     public var shutdownGraceSeconds = 10
+    /// What operators and load balancers see: `/metrics` protection, `/readyz` before a drain (`OperatorSettings`).
+    public var operators = OperatorSettings()
 
     /// Browser origins allowed to connect; empty allows all.
     public var allowedOrigins: Set<String> = []
