@@ -44,10 +44,14 @@ extension Server {
         drainDelayTimer = timer
     }
 
+    /// How long after a failed read or write of the store `/readyz` still answers 503 `store`.
+    static let storeFailureMemoryMilliseconds: UInt64 = 5000
+
     /// Why new sockets should go elsewhere right now, or nil when the server is ready.
     var unreadiness: String? {
         if isDraining || drainAnnounced { return "draining" }
         if runner.isRecovering { return "store" }
+        if let failed = runner.storeFailedAt, loop.nowMilliseconds &- failed < Self.storeFailureMemoryMilliseconds { return "store" }
         if !brokerConnected { return "broker" }
         return nil
     }
