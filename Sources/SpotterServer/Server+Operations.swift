@@ -67,7 +67,7 @@ extension Server {
     }
 
     /// Whether this request may read `/metrics`: always without `--metrics-token`; with it, that token as a
-    /// bearer (compared in constant time) or an admin's access token. Otherwise the refusal to send: 401 with
+    /// bearer (compared in constant time, as SHA-256 digests) or an admin's access token. Otherwise the refusal to send: 401 with
     /// `WWW-Authenticate: Bearer`, or 403 for a signed-in user who is not an admin.
     func metricsRefusal(_ request: HTTPRequest, _ language: Language) -> HTTPResponse? {
         guard let expected = config.operators.metricsToken else { return nil }
@@ -80,7 +80,8 @@ extension Server {
             return .apiError(APIError(.unauthorized), language, headers: challenge)
         }
         let presented = String(parts[1])
-        if Digest.constantTimeEquals(Array(presented.utf8), Array(expected.utf8)) { return nil }
+        // Digests of both: equal lengths, so the comparison's time tells nothing of the token's length either.
+        if Digest.constantTimeEquals(Digest.sha256(Array(presented.utf8)), Digest.sha256(Array(expected.utf8))) { return nil }
         do throws(APIError) {
             let (actor, _) = try api.verify(presented)
             return AccessPolicy.canAdminister(actor) ? nil : .apiError(APIError(.forbidden), language)
