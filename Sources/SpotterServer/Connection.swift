@@ -42,6 +42,8 @@ final class Connection {
     var account: String?
     /// The client this connection speaks for (`Connection+Proxy`).
     var client: ClientAddress
+    /// Accepted on `--metrics-listen`: only `/metrics` and the health endpoints are served here.
+    var onMetricsListener = false
 
     init(id: UInt64, tcp: TCPConnection, server: Server, now: UInt64) {
         self.id = id
@@ -150,7 +152,7 @@ final class Connection {
             }
             if parser.streamedBodyRemaining > 0 {
                 // An upload's head: decided before a byte of its body is read.
-                switch server.route(request, peer: address(for: request)) {
+                switch server.route(request, peer: address(for: request), metricsListener: onMetricsListener) {
                 case .receiveBody(let admission): receiveBody(request, admission)
                 case .respond(let response): answer(request, with: response)
                 case .deferred, .upgrade, .stream: refuse(HTTPError(400, "unexpected request body"), .english)
@@ -158,7 +160,7 @@ final class Connection {
                 return
             }
             requestStartedAt = nil
-            switch server.route(request, peer: address(for: request)) {
+            switch server.route(request, peer: address(for: request), metricsListener: onMetricsListener) {
             case .receiveBody(let admission):
                 // Only a request with a body is admitted as an upload; the endpoint asks for one.
                 admission.reservation.release()

@@ -16,14 +16,22 @@ extension Server {
         case receiveBody(UploadAdmission)
     }
 
-    func route(_ request: HTTPRequest, peer: String) -> Route {
-        if let route = api.route(request, peer: peer) { return route }
+    /// `metricsListener`: the request came on `--metrics-listen`, where only `/metrics`, `/healthz` and `/readyz`
+    /// are served (and `/metrics` is not served on the main port).
+    func route(_ request: HTTPRequest, peer: String, metricsListener: Bool = false) -> Route {
+        let metricsHere = metricsListener || config.operators.metricsListen == nil
+        if !metricsListener, let route = api.route(request, peer: peer) { return route }
+        let language = Language(acceptLanguage: request.headers["Accept-Language"])
         switch request.path {
         case "/healthz":
             guard request.method == "GET" else { return .respond(methodNotAllowed) }
             return .respond(health())
-        case "/metrics":
+        case "/readyz":
             guard request.method == "GET" else { return .respond(methodNotAllowed) }
+            return .respond(readiness(language))
+        case "/metrics" where metricsHere:
+            guard request.method == "GET" else { return .respond(methodNotAllowed) }
+            if let refusal = metricsRefusal(request, language) { return .respond(refusal) }
             let totals = storage.writerTotals
             metrics.outboundQueued.record(connections.values.reduce(0) { $0 + $1.tcp.queuedBytes })
             metrics.recordStore(writesInFlight: runner.pipeline.inFlight, totals: ServerMetrics.StoreTotals(
@@ -32,12 +40,12 @@ extension Server {
             return .respond(HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: metrics.exposition()))
-        case "/echo" where config.echoEnabled:
+        case "/echo" where config.echoEnabled && !metricsListener:
             return .upgrade(echo)
         default:
-            if let file = web.response(method: request.method, path: String(request.path)) { return .respond(file) }
+            if !metricsListener, let file = web.response(method: request.method, path: String(request.path)) { return .respond(file) }
             metrics.recordHandshakeFailure(status: 404, reason: HTTPError.metricReason(404))
-            return .respond(.refusal(HTTPError(404, "no such path"), Language(acceptLanguage: request.headers["Accept-Language"])))
+            return .respond(.refusal(HTTPError(404, "no such path"), language))
         }
     }
 

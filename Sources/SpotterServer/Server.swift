@@ -49,7 +49,7 @@ public final class Server: @unchecked Sendable {
 
     /// Cluster mode's parts (nil: one process alone).
     let cluster: ClusterSetup?
-    private var clusterBroker: (any ClusterBroker)?
+    var clusterBroker: (any ClusterBroker)?
     private var leaseTimer: Timer?
     private var leaseChecking = false
 
@@ -66,6 +66,12 @@ public final class Server: @unchecked Sendable {
     private(set) var startedAt: UInt64 = 0
     private(set) var isDraining = false
     private var drainDeadline: UInt64 = 0
+    /// `Server+Operations`: the second listener (`--metrics-listen`), whether the broker is connected, and the
+    /// drain announced by `/readyz` before it begins (`--drain-delay`).
+    var metricsListener: TCPListener?
+    var brokerConnected = true
+    var drainAnnounced = false
+    var drainDelayTimer: Timer?
 
     /// - Parameters:
     ///   - store: the SQLite database, opened by the caller before the loop runs.
@@ -185,6 +191,12 @@ public final class Server: @unchecked Sendable {
         }
         self.listener = listener
         port = listener.port
+        do {
+            try startOperatorParts()
+        } catch {
+            listener.close()
+            throw error
+        }
         loop.everyIteration { [outbound] in outbound.checkBackedUpAccounts() }
         removeLeftoverUploads()
         startedAt = loop.nowMilliseconds
@@ -213,7 +225,7 @@ public final class Server: @unchecked Sendable {
                 signalWatchers.append(SignalWatcher(loop: loop, signal: signal) { [weak self] number in
                     guard let self else { return }
                     logger.info("signal received, shutting down", metadata: ["signal": "\(number)"])
-                    beginShutdown()
+                    shutdownRequested()
                 })
             }
         }
@@ -252,12 +264,12 @@ public final class Server: @unchecked Sendable {
 
     /// Starts a graceful shutdown. Safe from any thread.
     public func requestShutdown() {
-        loop.execute { [self] in beginShutdown() }
+        loop.execute { [self] in shutdownRequested() }
     }
 
     // MARK: - Connections
 
-    private func accept(_ tcp: TCPConnection) {
+    func accept(_ tcp: TCPConnection, metricsListener: Bool = false) {
         guard !isDraining else {
             tcp.close()
             return
@@ -271,6 +283,7 @@ public final class Server: @unchecked Sendable {
         nextConnectionID += 1
         tcp.setSendBufferSize(config.socketSendBufferBytes)
         let connection = Connection(id: id, tcp: tcp, server: self, now: loop.nowMilliseconds)
+        connection.onMetricsListener = metricsListener
         connections[id] = connection
         httpPhaseCount += 1
         metrics.connectionsAccepted.increment()
@@ -321,9 +334,11 @@ public final class Server: @unchecked Sendable {
 
     // MARK: - Shutdown
 
-    private func beginShutdown() {
+    func beginShutdown() {
         guard !isDraining else { return }
         isDraining = true
+        drainDelayTimer?.close()
+        metricsListener?.close()
         drainDeadline = loop.nowMilliseconds + UInt64(config.shutdownGraceSeconds) * 1000
         listener?.close()
         logger.info("draining", metadata: ["open": "\(connections.count)"])

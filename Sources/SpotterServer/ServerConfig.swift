@@ -63,6 +63,8 @@ public struct ServerConfig: Sendable {
     public var closeTimeoutSeconds = 5
     /// How long a SIGTERM/SIGINT shutdown waits for closing handshakes.
     public var shutdownGraceSeconds = 10
+    /// What operators and load balancers see: `/metrics` protection, `/readyz` before a drain (`OperatorSettings`).
+    public var operators = OperatorSettings()
 
     /// Peers whose PROXY v2 header and `X-Forwarded-For` name the client (`--trusted-proxy`); empty: nobody's.
     public var trustedProxies = TrustedProxies()

@@ -36,6 +36,11 @@ struct StorageOptions: ParsableArguments {
         valueName: "level"))
     var logLevel: String?
 
+    @Option(help: ArgumentHelp(
+        "Log lines as plain text, or as one JSON object per line (ts, level, label, message, metadata). [env: SPOTTER_LOG_FORMAT] (default: text)",
+        valueName: "text|json"))
+    var logFormat: String?
+
     @Option(help: ArgumentHelp("""
         A PostgreSQL database to keep everything in instead of SQLite in --data-dir (cluster mode's shared store), \
         as a libpq URL: postgres://user@host:port/database; attachment files and the token secret stay in \
@@ -68,10 +73,22 @@ struct StorageOptions: ParsableArguments {
         guard let level = Logger.Level(rawValue: text) else {
             throw ValidationError("unknown log level '\(text)'")
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let format = logFormat ?? env("SPOTTER_LOG_FORMAT") ?? "text"
+        switch format {
+        case "text":
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        case "json":
+            LoggingSystem.bootstrap { label in
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        default:
+            throw ValidationError("unknown log format '\(format)': text or json")
         }
         return Logger(label: "spotter")
     }
@@ -94,6 +111,7 @@ struct Serve: ParsableCommand {
     @OptionGroup var forgetting: ForgettingOptions
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var proxies: ProxyOptions
+    @OptionGroup var operators: OperatorOptions
 
     @Option(help: ArgumentHelp("""
         Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
@@ -400,6 +418,7 @@ struct Serve: ParsableCommand {
         try forgetting.apply(to: &configured)
         try identity.apply(to: &configured)
         try proxies.apply(to: &configured, logger: logger)
+        try operators.apply(to: &configured)
         let sender = try makeOTPSender()
         let emailSender = try makeEmailSender()
         // Session reminders off the app go through the same gateways (a development server without them logs them).

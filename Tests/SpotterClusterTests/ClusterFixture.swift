@@ -45,6 +45,12 @@ final class ClusterFixture {
 
     func port(_ index: Int) -> Int { processes[index]!.port }
 
+    /// Process `index`'s PID (to signal it without waiting), nil if it is not running.
+    func pid(_ index: Int) -> Int32? { processes[index]?.process.processIdentifier }
+
+    /// Process `index`'s log file (the newest start's).
+    func logFile(_ index: Int) -> String? { logs[index] }
+
     /// The live processes whose log says `text`.
     func processesThatLogged(_ text: String) -> [Int] {
         logs.keys.sorted().filter { index in

@@ -31,6 +31,7 @@ struct ProtocolTranscriptTests {
         let server = try TestServer { config in
             config.tiers = lines.contains("# server: --tiers")
             config.ratings = lines.contains("# server: --ratings")
+            if lines.contains("# server: --metrics-token") { config.operators.metricsToken = "transcript-metrics-token-0123456789" }
             // Sign in with Apple: the fixture key set, and the clock at the time its tokens were signed for.
             if lines.contains("# server: --identity-fixture") {
                 config.clock = TestClock(now: 1_800_000_000)

@@ -108,6 +108,7 @@ extension CoreRunner {
                 finishThreadRead(threadID, nil)
             case .failure(let error):
                 logger.error("reading a thread from the store failed", metadata: ["error": "\(error)"])
+                storeFailedAt = loop.nowMilliseconds
                 finishThreadRead(threadID, APIError(.unavailable, retryAfterSeconds: 1))
             }
         })

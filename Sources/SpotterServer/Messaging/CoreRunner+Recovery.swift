@@ -23,6 +23,7 @@ extension CoreRunner {
             logger.error("log append failed; setting the state back from the store", metadata: ["error": "\(error)"])
         }
         pipeline.recovering = true
+        storeFailedAt = loop.nowMilliseconds
         switch CoachingCore.recovery(after: records, clustered: follower != nil) {
         case .everything: recovery.everything = true
         case .threads(let nos): recovery.threads.formUnion(nos)
@@ -79,6 +80,7 @@ extension CoreRunner {
     }
 
     private func retryRecovery(_ error: any Error) {
+        storeFailedAt = loop.nowMilliseconds
         logger.critical("reading the state back failed; retrying in 1 s", metadata: ["error": "\(error)"])
         let timer = Timer(loop: loop)
         timer.start(after: 1000, repeat: 0) { [weak self] in

@@ -37,6 +37,8 @@ final class CoreRunner {
     var recovery = RecoveryState()
     /// Whether a checkpoint's parts are still being written.
     var checkpointing = false
+    /// When (loop ms) a read or write of the store last failed: `/readyz` answers 503 `store` for a while after.
+    var storeFailedAt: UInt64?
     /// The parts of the checkpoint under way not yet handed to the log.
     var checkpointRemaining: [[ThreadSnapshot]] = []
     /// Commands waiting for a thread to be read from the store (cluster mode), by thread id.
@@ -186,6 +188,7 @@ final class CoreRunner {
             case .failure(let error):
                 // Refused, not retried at once: with the store out of reach that would spin without answering.
                 logger.error("a read the core asked for failed", metadata: ["read": "\(read)", "error": "\(error)"])
+                storeFailedAt = loop.nowMilliseconds
                 for step in waiting { step(.failure(APIError(.unavailable, retryAfterSeconds: 1))) }
             }
         }

@@ -6,6 +6,7 @@ import { byId, svg } from './dom.js';
 import { formatNumber } from './format.js';
 import { t } from './i18n.js';
 import { histogram, parseMetrics, quantile, single } from './metrics.js';
+import { state } from './state.js';
 
 const METRICS_EVERY_MS = 2000;
 const CHART_POINTS = 60;
@@ -33,7 +34,10 @@ export function stopFigures() {
 async function pollMetrics() {
   let text;
   try {
-    const response = await fetch('/metrics', { cache: 'no-store' });
+    // With --metrics-token the server wants a bearer; the admin's access token is one it takes.
+    const token = state.session?.access_token;
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
+    const response = await fetch('/metrics', { cache: 'no-store', headers });
     if (!response.ok) throw new Error(String(response.status));
     text = await response.text();
   } catch {
