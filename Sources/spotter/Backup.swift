@@ -31,10 +31,10 @@ struct Backup: ParsableCommand {
     @Option(help: ArgumentHelp("The new directory to create; must not exist (or be an empty directory).", valueName: "path"))
     var output: String
 
-    @Option(help: ArgumentHelp("SQLite pages (4 KiB) copied per step. (default: 1024)", valueName: "pages"))
+    @Option(help: ArgumentHelp("SQLite pages (4 KiB) copied per step.", valueName: "pages"))
     var pagesPerStep: Int = 1024
 
-    @Option(help: ArgumentHelp("Milliseconds to pause between steps, leaving the disk to the server. (default: 1)",
+    @Option(help: ArgumentHelp("Milliseconds to pause between steps, leaving the disk to the server.",
                                valueName: "ms"))
     var stepPause: Int = 1
 
