@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TestSupport
 
@@ -186,10 +187,20 @@ struct BackupTests {
             FileManager.default.createFile(atPath: attachments + "/" + junk, contents: Data("junk".utf8))
         }
         FileManager.default.createFile(atPath: data + "/token-secret", contents: Data((String(repeating: "7f", count: 32) + "\n").utf8))
+        // The database names the big file and one whose file is gone (purged after the snapshot, say).
+        let gone = String(repeating: "cd", count: 32)
+        let database = try DatabaseQueue(path: data + "/spotter.sqlite")
+        try database.write { db in
+            for id in [digest, gone] {
+                try db.execute(sql: "INSERT INTO attachment (id, threadId, uploaderId, type, bytes, createdAt) VALUES (?, 't', 'u', 'image/png', 1, 0)",
+                               arguments: [id])
+            }
+        }
+        try database.close()
 
         let done = try Self.spotter(["admin", "backup", "--data-dir", data, "--output", output])
         #expect(done.status == 0, "\(done)")
-        #expect(done.out.contains("3 attachment files"), "\(done.out)")
+        #expect(done.out.contains("3 attachment files") && done.out.contains("1 attachments purged since the snapshot"), "\(done.out)")
         let copied = try FileManager.default.contentsOfDirectory(atPath: output + "/attachments").sorted()
         #expect(copied == [String(repeating: "0", count: 64), digest, digest + ".thumbnail"].sorted())
         #expect(FileManager.default.contents(atPath: output + "/attachments/" + digest) == big)
