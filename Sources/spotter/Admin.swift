@@ -9,8 +9,8 @@ import Glibc
 
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Administration: create admin accounts.",
-        subcommands: [CreateAdmin.self]
+        abstract: "Administration: create admin accounts, back up the data directory.",
+        subcommands: [CreateAdmin.self, Backup.self]
     )
 }
 

@@ -33,6 +33,9 @@ public final class MessageBurst: Sendable {
     /// The text of a sender's `n`th message (what a retry with the same id must send again).
     public static func text(_ n: some CustomStringConvertible) -> String { "m \(n)" }
 
+    /// What has been acknowledged so far (client_message_id → seq), while the senders go on.
+    public func acknowledged() -> [String: Int] { acked.withLock { $0 } }
+
     /// Waits until every sender has stopped (its server is gone) and returns what was acknowledged:
     /// client_message_id → seq.
     public func waitForSenders() -> [String: Int] {
