@@ -7,6 +7,7 @@
 #include <openssl/bio.h>
 #include <openssl/x509.h>
 #include <openssl/pem.h>
+#include <openssl/buffer.h>
 
 /* Macros Swift cannot import. */
 static inline long spotter_tls_set_min_proto(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
@@ -15,6 +16,12 @@ static inline long spotter_tls_set_session_cache(SSL_CTX *ctx, long mode) { retu
 static inline long spotter_tls_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
 static inline size_t spotter_tls_pending_out(BIO *bio) { return BIO_ctrl_pending(bio); }
 static inline long spotter_tls_set_eof_return(BIO *bio, int value) { return BIO_set_mem_eof_return(bio, value); }
+/* Bytes a memory BIO has allocated (it keeps its largest size once grown). */
+static inline size_t spotter_tls_bio_capacity(BIO *bio) {
+    BUF_MEM *memory = NULL;
+    BIO_get_mem_ptr(bio, &memory);
+    return memory == NULL ? 0 : memory->max;
+}
 static inline int spotter_tls_set_host(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
 static inline int spotter_tls1_1(void) { return TLS1_1_VERSION; }
 static inline int spotter_tls1_2(void) { return TLS1_2_VERSION; }

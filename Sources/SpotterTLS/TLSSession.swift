@@ -12,9 +12,12 @@ import EventLoop
 public final class TLSSession: StreamTransform {
     private let ssl: OpaquePointer
     /// Ours to write the peer's bytes into; owned by `ssl`.
-    private let incoming: OpaquePointer
+    private var incoming: OpaquePointer
     /// Ours to read the bytes for the peer from; owned by `ssl`.
-    private let outgoing: OpaquePointer
+    private var outgoing: OpaquePointer
+    /// A memory BIO keeps the largest size it ever grew to; once empty and larger than this it is replaced,
+    /// so an idle socket does not hold the buffer of its largest message (per-socket memory).
+    public static let keptBufferBytes = 4096
     public let context: TLSContext
     /// Plaintext sent before the handshake finished, written once it has.
     private var held: [UInt8] = []
@@ -84,6 +87,7 @@ public final class TLSSession: StreamTransform {
                 }
                 switch SSL_get_error(ssl, count) {
                 case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                    shrinkIncoming()
                     return
                 case SSL_ERROR_ZERO_RETURN:
                     peerClosed = true
@@ -131,6 +135,24 @@ public final class TLSSession: StreamTransform {
         output.append(contentsOf: repeatElement(0, count: pending))
         let read = output.withUnsafeMutableBytes { BIO_read(outgoing, $0.baseAddress! + start, Int32(pending)) }
         output.removeLast(pending - max(0, Int(read)))
+        if spotter_tls_pending_out(outgoing) == 0, spotter_tls_bio_capacity(outgoing) > Self.keptBufferBytes,
+           let fresh = Self.memoryBIO() {
+            SSL_set0_wbio(ssl, fresh)  // frees the grown one
+            outgoing = fresh
+        }
+    }
+
+    private func shrinkIncoming() {
+        guard spotter_tls_pending_out(incoming) == 0, spotter_tls_bio_capacity(incoming) > Self.keptBufferBytes,
+              let fresh = Self.memoryBIO() else { return }
+        SSL_set0_rbio(ssl, fresh)
+        incoming = fresh
+    }
+
+    private static func memoryBIO() -> OpaquePointer? {
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        _ = spotter_tls_set_eof_return(bio, -1)  // empty means "nothing yet", not end of stream
+        return bio
     }
 
     /// The output as a new array (tests).
@@ -182,6 +204,9 @@ public final class TLSSession: StreamTransform {
         guard let data, length > 0 else { return nil }
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
+
+    /// Bytes the two memory BIOs hold allocated (tests: an idle session keeps at most `keptBufferBytes` each).
+    public var bufferCapacity: Int { Int(spotter_tls_bio_capacity(incoming) + spotter_tls_bio_capacity(outgoing)) }
 
     public var sessionReused: Bool { SSL_session_reused(ssl) == 1 }
 

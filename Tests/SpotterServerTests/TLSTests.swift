@@ -54,6 +54,9 @@ struct TLSTests {
         try Self.converse(client, server, into: &clientGot, &serverGot)
         #expect(clientGot == big)
         #expect(serverGot == big)
+        // Drained, neither side keeps the megabyte's buffers.
+        #expect(server.bufferCapacity <= 2 * TLSSession.keptBufferBytes, "\(server.bufferCapacity)")
+        #expect(client.bufferCapacity <= 2 * TLSSession.keptBufferBytes, "\(client.bufferCapacity)")
 
         // A clean close reaches the other side as the end of the stream.
         client.finish()
