@@ -74,7 +74,9 @@ public final class TLSContext: @unchecked Sendable {
             guard SSL_CTX_load_verify_locations(raw, caPath, nil) == 1 else { throw TLSError("cannot load the CA \(caPath)") }
             SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nil)
         }
-        _ = spotter_tls_set_session_cache(raw, spotter_tls_sess_cache_client())
+        // No client-side cache: a session is resumed only when handed over (`TLSSession(resuming:)`), and a
+        // cached one would be spoiled by OpenSSL when its connection ends without a close_notify.
+        _ = spotter_tls_set_session_cache(raw, 0)
         _ = spotter_tls_offer_alpn_http11(raw)
         return context
     }

@@ -56,7 +56,12 @@ public final class TLSSession: StreamTransform {
         }
     }
 
-    deinit { SSL_free(ssl) }
+    deinit {
+        // A session that ended without an error stays resumable even if no close_notify went either way
+        // (OpenSSL would otherwise mark it spoiled as it frees the connection).
+        if isReady, failed == nil { SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN) }
+        SSL_free(ssl)
+    }
 
     /// A client starts the handshake (its ClientHello goes into the output). A server waits for the peer.
     public func start() throws {

@@ -65,6 +65,28 @@ struct TLSTests {
         #expect(closed && server.peerClosed && after.isEmpty)
     }
 
+    @Test(arguments: [false, true])
+    func aSecondConnectionResumesTheFirstSession(tls12: Bool) throws {
+        let ca = try TestCA()
+        defer { ca.remove() }
+        let serverContext = try Self.serverContext(ca)
+        let clientContext = try TLSContext.client(trusting: ca.caPath, maximumVersion: tls12 ? TLSContext.tls12 : nil)
+        var saved: TLSSavedSession?
+        for round in 0..<3 {
+            let server = try TLSSession(context: serverContext)
+            // The third round offers nothing: a full handshake again.
+            let client = try TLSSession(context: clientContext, serverName: "localhost", resuming: round == 2 ? nil : saved)
+            try client.start()
+            var a: [UInt8] = [], b: [UInt8] = []
+            try Self.converse(client, server, into: &a, &b)
+            #expect(client.isReady && server.isReady)
+            #expect(server.protocolVersion == (tls12 ? "TLSv1.2" : "TLSv1.3"))
+            #expect(server.sessionReused == (round == 1), "round \(round)")
+            #expect(client.sessionReused == (round == 1), "round \(round)")
+            if round == 0 { saved = client.savedSession() }
+        }
+    }
+
     @Test func tls12StillWorksAndOlderOrForeignPeersFail() throws {
         let ca = try TestCA()
         defer { ca.remove() }
