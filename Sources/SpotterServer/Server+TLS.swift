@@ -58,12 +58,17 @@ extension Server {
         }
     }
 
-    /// A SIGHUP watcher that reloads, when TLS is on.
+    /// A SIGHUP watcher that reloads when TLS is on, and otherwise only says so (a `systemctl reload` must not
+    /// stop a server that has nothing to reload).
     func watchForTLSReload() -> SignalWatcher? {
-        guard tlsEnabled else { return nil }
-        return SignalWatcher(loop: loop, signal: SIGHUP) { [weak self] _ in
-            self?.logger.info("SIGHUP: reloading the TLS certificate")
-            self?.reloadTLS()
+        SignalWatcher(loop: loop, signal: SIGHUP) { [weak self] _ in
+            guard let self else { return }
+            guard tlsEnabled else {
+                logger.info("SIGHUP: nothing to reload (TLS is off)")
+                return
+            }
+            logger.info("SIGHUP: reloading the TLS certificate")
+            reloadTLS()
         }
     }
 }

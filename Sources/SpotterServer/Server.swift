@@ -212,7 +212,7 @@ public final class Server: @unchecked Sendable {
             sigemptyset(&wanted)
             sigaddset(&wanted, SIGINT)
             sigaddset(&wanted, SIGTERM)
-            if tlsContext != nil { sigaddset(&wanted, SIGHUP) }
+            sigaddset(&wanted, SIGHUP)
             pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
             if let watcher = watchForTLSReload() { signalWatchers.append(watcher) }
             for signal in [SIGINT, SIGTERM] {

@@ -221,6 +221,20 @@ with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
     }
 }
 
+extension TLSServerTests {
+    /// Without TLS, SIGHUP (`systemctl reload`) must not stop the server.
+    @Test func sighupWithoutTLSLeavesThePlainServerRunning() throws {
+        let directory = NSTemporaryDirectory() + "spotter-hup-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try ServerProcess(dataDirectory: directory)
+        defer { server.stop() }
+        kill(server.process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(server.process.isRunning)
+        #expect(try HTTPTestClient(port: server.port).request("GET", "/healthz").status == 200)
+    }
+}
+
 private final class OutcomeBox: @unchecked Sendable {
     var value: Bool?
 }
