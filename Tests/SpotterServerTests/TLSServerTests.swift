@@ -222,6 +222,42 @@ with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
 }
 
 extension TLSServerTests {
+    /// One metric's value, read over HTTPS with curl.
+    static func metric(_ port: Int, _ ca: TestCA, _ name: String) throws -> Double {
+        let result = try runTool("/usr/bin/curl", ["-sS", "--max-time", "10", "--cacert", ca.caPath, "https://127.0.0.1:\(port)/metrics"])
+        for line in result.out.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.split(separator: " ").last!) ?? 0
+        }
+        return 0
+    }
+
+    /// Back-pressure counts what TLS really queues: a wss:// client that never reads is closed as a slow reader.
+    @Test func aWSSClientThatNeverReadsIsClosedAsASlowReader() throws {
+        let ca = try TestCA()
+        defer { ca.remove() }
+        let server = try Self.tlsServer(ca) {
+            $0.maxOutboundBytes = 65536
+            $0.socketSendBufferBytes = 4096
+        }
+        defer { server.stop() }
+        let client = try TLSTestClient(port: server.port, context: TLSContext.client(trusting: ca.caPath), receiveBufferBytes: 4096)
+        try client.upgrade(path: "/echo")
+        let text = String(repeating: "x", count: 120)
+        var closed = 0.0
+        for index in 0..<20_000 {
+            guard try client.sendText(text) else { break }
+            if index % 500 == 499 {
+                closed = try Self.metric(server.port, ca, "spotter_backpressure_disconnects_total")
+                if closed >= 1 { break }
+            }
+        }
+        for _ in 0..<50 where closed < 1 {
+            Thread.sleep(forTimeInterval: 0.1)
+            closed = try Self.metric(server.port, ca, "spotter_backpressure_disconnects_total")
+        }
+        #expect(closed == 1)
+    }
+
     /// Without TLS, SIGHUP (`systemctl reload`) must not stop the server.
     @Test func sighupWithoutTLSLeavesThePlainServerRunning() throws {
         let directory = NSTemporaryDirectory() + "spotter-hup-\(UUID().uuidString)"

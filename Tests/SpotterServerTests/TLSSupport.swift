@@ -63,8 +63,9 @@ final class TLSTestClient {
     let session: TLSSession
     private var received: [UInt8] = []
 
-    init(port: Int, context: TLSContext, serverName: String = "localhost", resuming: TLSSavedSession? = nil) throws {
-        socket = try BlockingSocket(port: port)
+    init(port: Int, context: TLSContext, serverName: String = "localhost", resuming: TLSSavedSession? = nil,
+         receiveBufferBytes: Int32? = nil) throws {
+        socket = try BlockingSocket(port: port, receiveBufferBytes: receiveBufferBytes)
         session = try TLSSession(context: context, serverName: serverName, resuming: resuming)
         try session.start()
         flush()
@@ -87,6 +88,18 @@ final class TLSTestClient {
     func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try session.send($0) }
         flush()
+    }
+
+    /// A masked text frame of `text`, encrypted and written (false once the server is gone).
+    @discardableResult
+    func sendText(_ text: String) throws -> Bool {
+        let payload = Array(text.utf8)
+        precondition(payload.count < 126)
+        let mask: [UInt8] = [9, 8, 7, 6]
+        var frame: [UInt8] = [0x81, 0x80 | UInt8(payload.count)] + mask
+        for (index, byte) in payload.enumerated() { frame.append(byte ^ mask[index % 4]) }
+        try frame.withUnsafeBytes { try session.send($0) }
+        return socket.write(session.takeOutput())
     }
 
     /// Reads until `count` plaintext bytes have arrived; returns them.
