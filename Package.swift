@@ -35,6 +35,8 @@ let package = Package(
         // C libraries from Debian, found through pkg-config.
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libssl, for TLS on the loop (SpotterTLS); its own module so the crypto users do not rebuild for it.
+        .systemLibrary(name: "CTLS", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
         // The cluster engines' clients: NATS (broker) and PostgreSQL (store).
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -46,6 +48,7 @@ let package = Package(
 
         // libuv in Swift: loop, TCP, timers, cross-thread wake-ups, work queue.
         .target(name: "EventLoop", dependencies: ["CLibUV"]),
+        .target(name: "SpotterTLS", dependencies: ["CTLS", "EventLoop"]),
 
         // The one base64 (RFC 4648, strict), shared by the handshake and the tokens. Pure.
         .target(name: "Base64Codec"),
@@ -162,7 +165,7 @@ let package = Package(
         .target(
             name: "SpotterServer",
             dependencies: [
-                "EventLoop", "WebSocket", "SpotterPorts", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker", "SpotterWeb",
+                "EventLoop", "SpotterTLS", "WebSocket", "SpotterPorts", "SpotterStore", "SpotterProtocol", "SpotterCore", "SpotterBroker", "SpotterWeb",
                 "SpotterImages",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -292,7 +295,7 @@ let package = Package(
         .testTarget(
             name: "SpotterServerTests",
             dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS",
-                           "SeededRandom", "SpotterPush", "SpotterImages"]
+                           "SeededRandom", "SpotterPush", "SpotterImages", "SpotterTLS"]
         ),
     ]
 )

@@ -35,6 +35,10 @@ public final class TCPConnection: LoopHandle {
     private var shutdownRequested = false
     private var shutdownStarted = false
     private var ended = false
+    /// Bytes on the socket pass through this layer (TLS) when set; set it before `startReading`.
+    public var transform: (any StreamTransform)?
+    /// The owner's bytes written into by `withOutbound` while a transform is set, before they go through it.
+    private var plainScratch: [UInt8] = []
 
     init(loop: Loop) {
         super.init(loop: loop, type: UV_TCP)
@@ -118,7 +122,12 @@ public final class TCPConnection: LoopHandle {
         }, { handle, count, buffer in
             let connection = LoopHandle.object(UnsafeMutableRawPointer(handle), as: TCPConnection.self)
             if count > 0 {
-                connection.onRead?(UnsafeRawBufferPointer(start: buffer!.pointee.base, count: count))
+                let bytes = UnsafeRawBufferPointer(start: buffer!.pointee.base, count: count)
+                if let transform = connection.transform {
+                    connection.receive(bytes, through: transform)
+                } else {
+                    connection.onRead?(bytes)
+                }
             } else if count < 0 {
                 connection.end(UVError(Int32(count)))
             }
@@ -150,8 +159,13 @@ public final class TCPConnection: LoopHandle {
             completion?(.canceled)
             return
         }
-        outbound.append(contentsOf: bytes)
-        queuedTotal += UInt64(bytes.count)
+        if let transform {
+            try? transform.send(bytes)  // a failed layer takes nothing more; its failure surfaced on a read
+            drainTransform()
+        } else {
+            outbound.append(contentsOf: bytes)
+            queuedTotal += UInt64(bytes.count)
+        }
         if let completion { completions.append((queuedTotal, completion)) }
         scheduleFlush()
     }
@@ -178,6 +192,17 @@ public final class TCPConnection: LoopHandle {
     /// Lets the caller encode straight into the outbound buffer.
     public func withOutbound(_ body: (inout [UInt8]) -> Void) {
         guard !isClosed, !shutdownRequested else { return }
+        if let transform {
+            var plain = plainScratch
+            plainScratch = []
+            plain.removeAll(keepingCapacity: true)
+            body(&plain)
+            plain.withUnsafeBytes { try? transform.send($0) }
+            plain.removeAll(keepingCapacity: plain.capacity <= 4096)
+            plainScratch = plain
+            drainTransform()
+            return
+        }
         let before = outbound.count
         body(&outbound)
         queuedTotal += UInt64(outbound.count - before)
@@ -273,8 +298,42 @@ public final class TCPConnection: LoopHandle {
     /// on, so the peer's last bytes and its own FIN still arrive as `onEnd`.
     public func shutdownAfterFlush() {
         guard !isClosed, !shutdownRequested else { return }
+        if let transform {
+            transform.finish()  // the layer's clean close goes out before the FIN
+            drainTransform()
+        }
         shutdownRequested = true
         if queuedBytes == 0 { startShutdown() }
+    }
+
+    // MARK: - Through a transform
+
+    /// False while the transform (TLS) has not finished its handshake: nothing of the owner's has arrived yet.
+    public var isTransformReady: Bool { transform?.isReady ?? true }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer, through transform: any StreamTransform) {
+        let peerClosed: Bool
+        do {
+            peerClosed = try transform.receive(bytes) { [unowned self] plain in
+                if !isClosed, !ended { onRead?(plain) }
+            }
+        } catch {
+            // The alert the layer wrote is offered to the kernel once, then the stream ends.
+            drainTransform()
+            if !isClosed { flush() }
+            end(UVError(Int32(UV_EPROTO.rawValue)))
+            return
+        }
+        drainTransform()
+        if peerClosed { end(.endOfFile) }
+    }
+
+    private func drainTransform() {
+        guard let transform, !isClosed else { return }
+        let before = outbound.count
+        transform.drainOutput(into: &outbound)
+        queuedTotal += UInt64(outbound.count - before)
+        scheduleFlush()
     }
 
     private func startShutdown() {
@@ -288,6 +347,8 @@ public final class TCPConnection: LoopHandle {
     override func didClose() {
         fireCompletions(failing: .canceled)
         outbound = []
+        plainScratch = []
+        transform = nil
         onRead = nil
         onEnd = nil
         let callback = onClose

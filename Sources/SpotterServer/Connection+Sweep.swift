@@ -14,6 +14,14 @@ extension Connection {
         }
         let silentMs = now &- lastHeard
         guard case .webSocket(let endpoint) = phase else {
+            if !tcp.isTransformReady {
+                // A TLS handshake is bounded like a request head: a client that stalls in it is cut off.
+                if now &- openedAt >= UInt64(server.config.requestTimeoutSeconds) * 1000 {
+                    server.metrics.requestTimeouts.increment()
+                    tcp.close()
+                }
+                return
+            }
             if let started = requestStartedAt, !awaitingResponse,
                now &- started >= UInt64(server.config.requestTimeoutSeconds) * 1000 {
                 requestTimedOut()

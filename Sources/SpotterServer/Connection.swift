@@ -32,6 +32,8 @@ final class Connection {
     var endpoint: WebSocketEndpoint?
     /// Loop time (ms) when the peer last sent anything.
     var lastHeard: UInt64
+    /// Loop time (ms) of the accept: a layer under the bytes (TLS) must be ready within the request bound of it.
+    let openedAt: UInt64
     /// Loop time (ms) of the unanswered keepalive ping, if one is out.
     var pingSentAt: UInt64?
     /// Loop time (ms) after which a closing connection is dropped regardless.
@@ -51,6 +53,7 @@ final class Connection {
         self.server = server
         self.lastHeard = now
         client = ClientAddress(peer: tcp.peerAddress, proxies: server.config.trustedProxies)
+        self.openedAt = now
         parser = HTTPRequestParser(maxBodyBytes: server.config.maxRequestBodyBytes)
         // Uploads may be larger than other bodies; their endpoints say how large (anything more is refused from the head).
         parser.largerBodyLimit = { API.bodyLimit(for: $0) }

@@ -6,6 +6,7 @@ import SpotterBroker
 import SpotterProtocol
 import SpotterPorts
 import SpotterStore
+import SpotterTLS
 import SpotterWeb
 import WebSocket
 
@@ -57,6 +58,8 @@ public final class Server: @unchecked Sendable {
     private var sweepTimer: Timer?
     private var checkpointTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
+    /// New connections speak TLS made from this when set (`Server+TLS`); replaced on a reload. Loop thread.
+    var tlsContext: TLSContext?
     private(set) var connections: [UInt64: Connection] = [:]
     /// App sockets by account, for the bound on what one account's sockets hold together.
     let outbound: OutboundLedger
@@ -180,6 +183,7 @@ public final class Server: @unchecked Sendable {
             "threads": "\(runner.chat.threadCount)", "replayed": "\(loaded.tail.count)"])
         // A peer that vanished must surface as EPIPE from write, not kill the process.
         signal(SIGPIPE, SIG_IGN)
+        try loadTLS()  // a certificate that cannot be used stops the start here
         let listener = TCPListener(loop: loop)
         do {
             try listener.listen(host: config.host, port: config.port, backlog: config.backlog) { [weak self] tcp in
@@ -220,7 +224,9 @@ public final class Server: @unchecked Sendable {
             sigemptyset(&wanted)
             sigaddset(&wanted, SIGINT)
             sigaddset(&wanted, SIGTERM)
+            sigaddset(&wanted, SIGHUP)
             pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
+            if let watcher = watchForTLSReload() { signalWatchers.append(watcher) }
             for signal in [SIGINT, SIGTERM] {
                 signalWatchers.append(SignalWatcher(loop: loop, signal: signal) { [weak self] number in
                     guard let self else { return }
@@ -282,6 +288,10 @@ public final class Server: @unchecked Sendable {
         let id = nextConnectionID
         nextConnectionID += 1
         tcp.setSendBufferSize(config.socketSendBufferBytes)
+        guard attachTLS(to: tcp) else {
+            tcp.close()
+            return
+        }
         let connection = Connection(id: id, tcp: tcp, server: self, now: loop.nowMilliseconds)
         connection.onMetricsListener = metricsListener
         connections[id] = connection

@@ -46,6 +46,10 @@ public struct ServerConfig: Sendable {
     /// first byte, else 408 and close: a head sent a byte at a time
     /// (slowloris) cannot hold a connection.
     public var requestTimeoutSeconds = 10
+    /// With both set (PEM files), every connection on the port speaks TLS (HTTPS, wss://); a TLS handshake
+    /// must also finish within `requestTimeoutSeconds` of the connection. SIGHUP reads them again.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
     /// Connections still in the HTTP phase (not yet upgraded). When a new
     /// one would pass the bound, the oldest one waiting for a request is
     /// closed to admit it, so idle or slow heads cannot lock real clients out.

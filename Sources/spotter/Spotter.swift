@@ -127,6 +127,14 @@ struct Serve: ParsableCommand {
     var port: Int?
 
     @Option(help: ArgumentHelp(
+        "Certificate (PEM, chain after it) for TLS on the port: HTTPS and wss:// (with --tls-key; SIGHUP reloads both). [env: SPOTTER_TLS_CERT] (default: none, plain HTTP and ws://)",
+        valueName: "path"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("Private key (PEM) of --tls-cert. [env: SPOTTER_TLS_KEY]", valueName: "path"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp(
         "Largest WebSocket message in bytes; larger ones close with 1009. [env: SPOTTER_MAX_MESSAGE_BYTES] (default: 65536)",
         valueName: "bytes"))
     var maxMessageBytes: Int?
@@ -302,6 +310,11 @@ struct Serve: ParsableCommand {
         config.host = host ?? env("SPOTTER_HOST") ?? config.host
         config.port = try port ?? envInt("SPOTTER_PORT") ?? config.port
         config.dataDirectory = storage.resolvedDataDirectory
+        config.tlsCertificatePath = tlsCert ?? env("SPOTTER_TLS_CERT")
+        config.tlsKeyPath = tlsKey ?? env("SPOTTER_TLS_KEY")
+        guard (config.tlsCertificatePath == nil) == (config.tlsKeyPath == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together")
+        }
         config.maxMessageBytes = try maxMessageBytes ?? envInt("SPOTTER_MAX_MESSAGE_BYTES") ?? config.maxMessageBytes
         config.maxOutboundBytes = try maxOutboundBytes ?? envInt("SPOTTER_MAX_OUTBOUND_BYTES") ?? config.maxOutboundBytes
         // Not given: the default, or one socket's bound if that was raised above it (a per-socket bound past the

@@ -3,6 +3,10 @@
 # groups 12 and 13, which Spotter does not negotiate) against the echo
 # endpoint of the given spotter binary, and fails on any FAILED case.
 #
+# With CONFORMANCE_TLS=1 the server speaks TLS (a certificate from a CA made for
+# the run) and wstest, which speaks ws:// only, goes through tls-relay.py, a
+# plaintext-to-TLS relay on loopback: every case then crosses Spotter's TLS layer.
+#
 # The suite lives in ../shared/tools/autobahn beside this repository (or
 # AUTOBAHN_TOOL); its Python venv and reports go under .build/ so the
 # shared folder may stay read-only.
@@ -37,10 +41,31 @@ fi
 DATA=$(mktemp -d /tmp/spotter-autobahn.XXXXXX)
 trap 'spotter_stop; rm -rf "$DATA"' EXIT
 # Autobahn's 9.x cases send messages up to 16 MiB: raise the limits for this run only.
-spotter_start "$BIN" "$DATA" --echo --log-level warning --max-message-bytes 16777216 --max-outbound-bytes 67108864
+LIMITS=(--echo --log-level warning --max-message-bytes 16777216 --max-outbound-bytes 67108864)
+TARGET_PORT=""
+if [ "${CONFORMANCE_TLS:-}" = "1" ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$DATA/ca.key" -out "$DATA/ca.pem" \
+        -days 2 -subj "/CN=Spotter conformance CA" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$DATA/server.key" -out "$DATA/server.csr" \
+        -subj "/CN=localhost" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$DATA/ext.cnf"
+    openssl x509 -req -in "$DATA/server.csr" -CA "$DATA/ca.pem" -CAkey "$DATA/ca.key" -set_serial 1 -days 2 \
+        -out "$DATA/server.pem" -extfile "$DATA/ext.cnf" 2>/dev/null
+    export SPOTTER_CACERT="$DATA/ca.pem"
+    spotter_start "$BIN" "$DATA" "${LIMITS[@]}" --tls-cert "$DATA/server.pem" --tls-key "$DATA/server.key"
+    TARGET_PORT=$("$(dirname "$0")/free-port.sh")
+    python3 "$(dirname "$0")/tls-relay.py" "$TARGET_PORT" "$PORT" "$DATA/ca.pem" >"$DATA/relay.out" 2>&1 &
+    RELAY=$!
+    trap 'kill "$RELAY" 2>/dev/null; spotter_stop; rm -rf "$DATA"' EXIT
+    for _ in $(seq 1 50); do grep -q ready "$DATA/relay.out" 2>/dev/null && break; sleep 0.1; done
+    echo "conformance: over TLS (wss://127.0.0.1:$PORT/echo through a relay on $TARGET_PORT)"
+else
+    spotter_start "$BIN" "$DATA" "${LIMITS[@]}"
+    TARGET_PORT=$PORT
+fi
 
 set +e
-"$TOOL/run.sh" "ws://127.0.0.1:$PORT/echo" | tee "$DATA/autobahn.out"
+"$TOOL/run.sh" "ws://127.0.0.1:$TARGET_PORT/echo" | tee "$DATA/autobahn.out"
 status=${PIPESTATUS[0]}
 set -e
 summary=$(grep '^autobahn: [0-9]* passed' "$DATA/autobahn.out" || true)

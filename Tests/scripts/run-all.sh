@@ -67,5 +67,10 @@ echo "== conformance: Autobahn|Testsuite 1-10"
 Tests/scripts/conformance.sh .build/release/spotter | tee -a "$LOG"
 autobahn_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | head -1)
 
-echo "run-all: every step passed (swift test: $swift_tests, on PostgreSQL: $pg_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases: $autobahn_passed, fuzz targets: $fuzz_passed)"
+echo "== conformance over TLS: the same cases through wss://"
+CONFORMANCE_TLS=1 Tests/scripts/conformance.sh .build/release/spotter | tee -a "$LOG"
+autobahn_tls_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | sed -n 2p)
+autobahn_passed=$((autobahn_passed + ${autobahn_tls_passed:-0}))
+
+echo "run-all: every step passed (swift test: $swift_tests, on PostgreSQL: $pg_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases (ws:// and wss://): $autobahn_passed, fuzz targets: $fuzz_passed)"
 echo "total: $((swift_tests + pg_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"

@@ -5,6 +5,8 @@
 #       DATA as its data dir (log in DATA/server.log); sets PORT and PID and
 #       returns once /healthz answers. Exits 1 if the server exits first or
 #       does not answer within 10 s.
+#       With SPOTTER_CACERT set (a server started with --tls-cert), /healthz is asked over HTTPS
+#       trusting that CA.
 #   spotter_stop  sends SIGTERM to PID and waits for it (its status is not checked).
 SPOTTER_SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -15,7 +17,11 @@ spotter_start() {
     "$bin" serve --port "$PORT" --data-dir "$data" "$@" >>"$data/server.log" 2>&1 &
     PID=$!
     for _ in $(seq 1 100); do
-        curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
+        if [ -n "${SPOTTER_CACERT:-}" ]; then
+            curl -fsS --cacert "$SPOTTER_CACERT" "https://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
+        else
+            curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
+        fi
         kill -0 "$PID" 2>/dev/null || { cat "$data/server.log" >&2; echo "$(basename "$0"): server exited early" >&2; exit 1; }
         sleep 0.1
     done
