@@ -70,22 +70,8 @@ extension CoachingBook {
         }
     }
 
-    public struct Joining: Sendable {
-        public var id: String
-        public var clientID: String
-        public var coachID: String
-        public var command: ChallengeJoinCommand
-        public var today: Int64
-        public var now: Int64
-        public init(id: String, clientID: String, coachID: String, command: ChallengeJoinCommand, today: Int64, now: Int64) {
-            self.id = id
-            self.clientID = clientID
-            self.coachID = coachID
-            self.command = command
-            self.today = today
-            self.now = now
-        }
-    }
+    /// A client joining a template: the same who, when and id as a challenge made by the coach.
+    public typealias Joining = ChallengeRequest<ChallengeJoinCommand>
 
     /// The client joins their coach's template: a challenge of their own with the newest one's tasks, none done.
     public func joinChallenge(_ joining: Joining) throws(RecordError) -> RecordBody {

@@ -311,14 +311,15 @@ public struct CoachingBook: Sendable {
 
     // MARK: - Challenges
 
-    public struct NewChallenge: Sendable {
+    /// A challenge command with who asks, for whom, its new id and the day and time it is decided at.
+    public struct ChallengeRequest<Command: Sendable>: Sendable {
         public var id: String
         public var clientID: String
         public var coachID: String
-        public var command: ChallengeCreateCommand
+        public var command: Command
         public var today: Int64
         public var now: Int64
-        public init(id: String, clientID: String, coachID: String, command: ChallengeCreateCommand, today: Int64, now: Int64) {
+        public init(id: String, clientID: String, coachID: String, command: Command, today: Int64, now: Int64) {
             self.id = id
             self.clientID = clientID
             self.coachID = coachID
@@ -327,6 +328,8 @@ public struct CoachingBook: Sendable {
             self.now = now
         }
     }
+
+    public typealias NewChallenge = ChallengeRequest<ChallengeCreateCommand>
 
     public func createChallenge(_ new: NewChallenge) throws(RecordError) -> RecordBody {
         let command = new.command
