@@ -133,7 +133,8 @@ public final class Server: @unchecked Sendable {
         let metered = config.tiers
         runner.aiGenerations = { userID, now in try? accounts.aiGenerations(userID: userID, metered: metered, now: now) }
         api = API(server: ServerParts(config: config, loop: loop, logger: logger, metrics: metrics, runner: runner,
-                                      outbound: outbound), services: services, revoked: revoked)
+                                      outbound: outbound), services: services, revoked: revoked,
+                  sharedLimits: storage.rateLimits)
         purger = Purger(storage: storage, attachments: services.attachments, metrics: metrics, logger: logger)
         api.server.purger = purger
     }
