@@ -85,8 +85,11 @@ extension API {
             run(language, respond) { () -> UserView in
                 // Its thumbnail first: a decompression bomb is refused before it is kept.
                 let thumbnail = try Thumbnails.make(fromUploadAt: file.path, services.attachments)
-                let digest = try services.attachments.keepFile(at: file.path).id
-                if let thumbnail { try services.attachments.keepThumbnail(thumbnail.jpeg, of: digest) }
+                let digest = try API.storing {
+                    let digest = try services.attachments.keepFile(at: file.path).id
+                    if let thumbnail { try services.attachments.keepThumbnail(thumbnail.jpeg, of: digest) }
+                    return digest
+                }
                 return try services.accounts.setAvatar(userID: actor.userID, digest).view
             }
         }
