@@ -18,6 +18,8 @@ if [ "${1:-}" = "--test" ]; then
     # The cluster suite starts its own PostgreSQL (initdb, pg_ctl) and NATS server in a temp directory.
     [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql)
     command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
+    # The cluster recipe's HAProxy configuration is checked with `haproxy -c` (Tests/scripts/haproxy-check.sh).
+    [ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 fi
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 for pair in libuv:libuv1-dev openssl:libssl-dev sqlite3:libsqlite3-dev libpq:libpq-dev libnats:libnats-dev \

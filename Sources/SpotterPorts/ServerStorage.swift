@@ -18,6 +18,12 @@ public protocol ServerStorage: Sendable {
     /// file and truncates it (deleted content is zeroed in the pages: `secure_delete`); PostgreSQL vacuums the
     /// tables a delete or an erasure changes, so no dead version of a row keeps it. Blocking: never on the loop.
     func purgeDisk() throws -> DiskPurge
+    /// Rate-limit counters shared by every process on this store (PostgreSQL); nil keeps them in memory (SQLite).
+    var rateLimits: (any RateLimitCounters)? { get }
+}
+
+extension ServerStorage {
+    public var rateLimits: (any RateLimitCounters)? { nil }
 }
 
 /// What a `purgeDisk` did.

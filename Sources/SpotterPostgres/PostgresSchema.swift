@@ -386,6 +386,8 @@ public enum PostgresSchema {
                 updatedAt bigint NOT NULL
             );
             """),
+        // Rate-limit counters the processes of a cluster share (issue 31; no SQLite twin: one process counts in memory).
+        Migration(name: "v20-rate-limits", sql: PostgresRateLimits.schema),
     ]
 
     /// Applies the migrations not applied yet, each in its own transaction, under an advisory lock so that

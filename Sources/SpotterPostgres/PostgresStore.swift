@@ -52,12 +52,15 @@ public final class PostgresStorage: ServerStorage {
     private let log: PostgresChatLog
     public let filesDirectory: String?
     public let runNumber: Int64?
+    /// The rate-limit counters every process on this database shares.
+    public let rateLimits: (any RateLimitCounters)?
 
     /// Records this start in `serverRun` (its id is the run number `/healthz` shows).
     public init(store: PostgresStore, filesDirectory: String?, version: String, startedAt: Int64) throws {
         self.store = store
         log = PostgresChatLog(store: store)
         self.filesDirectory = filesDirectory
+        rateLimits = PostgresRateLimits(url: store.url)
         // A write like any other: through the one writer, not a reader connection.
         runNumber = try store.writer.perform({ batch in
             Int64(try batch.connection.exec("INSERT INTO serverRun (version, startedAt) VALUES ($1, $2) RETURNING id",

@@ -31,7 +31,8 @@ extension Connection {
         case .failure(let error):
             admission.reservation.release()
             server.logger.error("could not store an upload", metadata: ["connection": "\(id)", "error": "\(error)"])
-            send(.apiError(APIError(.internalError), .english), keepAlive: false)
+            // The folder uploads stream to failed (shared storage away, full): nothing was kept, a retry is right.
+            send(.apiError(API.attachmentsUnavailable, .english), keepAlive: false)
             beginClosing()
         case .success(let file):
             pause()

@@ -133,7 +133,8 @@ public final class Server: @unchecked Sendable {
         let metered = config.tiers
         runner.aiGenerations = { userID, now in try? accounts.aiGenerations(userID: userID, metered: metered, now: now) }
         api = API(server: ServerParts(config: config, loop: loop, logger: logger, metrics: metrics, runner: runner,
-                                      outbound: outbound), services: services, revoked: revoked)
+                                      outbound: outbound), services: services, revoked: revoked,
+                  sharedLimits: storage.rateLimits)
         purger = Purger(storage: storage, attachments: services.attachments, metrics: metrics, logger: logger)
         api.server.purger = purger
     }
@@ -399,16 +400,24 @@ public final class Server: @unchecked Sendable {
 
 extension Server {
     /// Uploads a crash cut off leave their temporary files in `<attachments>/incoming`; they go at start
-    /// (start-up only: it blocks).
+    /// (start-up only: it blocks). Only those untouched for `leftoverUploadSeconds`: on shared storage the folder is
+    /// every process's, and another process may be receiving an upload into it right now (a body must arrive within
+    /// `requestTimeoutSeconds`, so an hour-old file is nobody's).
     fileprivate func removeLeftoverUploads() {
         let directory = incomingUploadsDirectory
         guard let folder = opendir(directory) else { return }
         defer { closedir(folder) }
+        // The system clock, which wrote the files' times, not the server's (a test's) clock.
+        let before = SystemClock().now - Self.leftoverUploadSeconds
         while let entry = readdir(folder) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix("upload-") { unlink(directory + "/" + name) }
+            var info = stat()
+            guard name.hasPrefix("upload-"), stat(directory + "/" + name, &info) == 0, Int64(info.st_mtim.tv_sec) <= before else { continue }
+            unlink(directory + "/" + name)
         }
     }
+
+    static let leftoverUploadSeconds: Int64 = 3600
 }
 
 /// The bytes of the file at `path` (start-up only: it blocks).

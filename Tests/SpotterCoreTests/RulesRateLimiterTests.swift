@@ -142,4 +142,22 @@ struct RulesRateLimiterTests {
         #expect(limiter.trackedKeys == 0)
         #expect(limiter.attempt("a", now: 2) == .allowed)
     }
+
+    @Test("at the ends of Int64 nothing overflows, and the rule for stored times is the limiter's own")
+    func edgesOfTime() {
+        var limiter = RateLimiter(limit: 1, windowSeconds: 900)
+        #expect(limiter.attempt("max", now: .max - 1) == .allowed)
+        #expect(limiter.attempt("max", now: .max) == .limited(retryAfterSeconds: 1))
+        #expect(limiter.attempt("min", now: .min) == .allowed)
+        #expect(limiter.attempt("min", now: .min + 899) == .limited(retryAfterSeconds: 1))
+        #expect(limiter.attempt("min", now: .min + 900) == .allowed)
+        var wide = RateLimiter(limit: 1, windowSeconds: .max)
+        #expect(wide.attempt("k", now: 0) == .allowed)
+        #expect(wide.attempt("k", now: .min) == .limited(retryAfterSeconds: Int.max))
+        // `decision(after:)` (counters kept elsewhere): unordered times, expired ones, a limit below one.
+        #expect(RateLimiter.decision(after: [30, 10, 20, -100], limit: 3, windowSeconds: 60, now: 40) == .limited(retryAfterSeconds: 30))
+        #expect(RateLimiter.decision(after: [30, 10, 20], limit: 3, windowSeconds: 60, now: 70) == .allowed)
+        #expect(RateLimiter.decision(after: [5], limit: 0, windowSeconds: 60, now: 6) == .limited(retryAfterSeconds: 59))
+        #expect(RateLimiter.decision(after: [], limit: 1, windowSeconds: 1, now: .max) == .allowed)
+    }
 }

@@ -261,9 +261,9 @@ struct PostgresChatLogTests {
     @Test func migrationsApplyOnceAndAreListed() throws {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
-        #expect(try PostgresSchema.migrate(url: url) == ["v1-accounts", "v2-log", "v3-session-slots", "v4-log-consumers", "v5-devices", "v6-notifications", "v7-reminder-channels", "v8-push-outbox", "v10-webhooks", "v11-service-tier", "v12-erasure", "v13-onboarding-fields", "v14-session-feedback", "v15-availability", "v16-ai-quota", "v18-identity-links", "v19-goal-preferences"])
+        #expect(try PostgresSchema.migrate(url: url) == ["v1-accounts", "v2-log", "v3-session-slots", "v4-log-consumers", "v5-devices", "v6-notifications", "v7-reminder-channels", "v8-push-outbox", "v10-webhooks", "v11-service-tier", "v12-erasure", "v13-onboarding-fields", "v14-session-feedback", "v15-availability", "v16-ai-quota", "v18-identity-links", "v19-goal-preferences", "v20-rate-limits"])
         #expect(try PostgresSchema.migrate(url: url) == [])
-        #expect(try PostgresSchema.applied(url: url) == ["v1-accounts", "v2-log", "v3-session-slots", "v4-log-consumers", "v5-devices", "v6-notifications", "v7-reminder-channels", "v8-push-outbox", "v10-webhooks", "v11-service-tier", "v12-erasure", "v13-onboarding-fields", "v14-session-feedback", "v15-availability", "v16-ai-quota", "v18-identity-links", "v19-goal-preferences"])
+        #expect(try PostgresSchema.applied(url: url) == ["v1-accounts", "v2-log", "v3-session-slots", "v4-log-consumers", "v5-devices", "v6-notifications", "v7-reminder-channels", "v8-push-outbox", "v10-webhooks", "v11-service-tier", "v12-erasure", "v13-onboarding-fields", "v14-session-feedback", "v15-availability", "v16-ai-quota", "v18-identity-links", "v19-goal-preferences", "v20-rate-limits"])
         #expect(throws: PostgresError.self) { try PostgresSchema.migrate(url: cluster.url(database: "no_such_database")) }
     }
 

@@ -60,6 +60,9 @@ echo "== fuzz: 60 s per target"
 FUZZ_SECONDS=60 Tests/scripts/fuzz.sh | tee -a "$LOG"
 fuzz_passed=$(grep -oE '^fuzz: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | tail -1)
 
+echo "== the cluster recipe's HAProxy configuration (haproxy -c)"
+Tests/scripts/haproxy-check.sh
+
 echo "== smoke: healthz and SIGTERM"
 Tests/scripts/smoke.sh .build/release/spotter
 

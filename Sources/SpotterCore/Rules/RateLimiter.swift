@@ -71,14 +71,33 @@ public struct RateLimiter: Sendable {
 
     /// The attempts that still count at `now`, oldest first (robust to a clock that stepped back).
     private func live(_ times: [Int64], now: Int64) -> [Int64] {
-        times.filter { now < $0 + windowSeconds }.sorted()
+        Self.live(times, windowSeconds: windowSeconds, now: now)
     }
 
     private func decide(_ liveTimes: [Int64], now: Int64) -> Decision {
+        Self.decide(liveTimes, limit: limit, windowSeconds: windowSeconds, now: now)
+    }
+
+    /// What an attempt at `now` gets when `times` are the key's recorded attempts (in any order, expired ones
+    /// included): the rule above, for counters kept elsewhere (the cluster's, in PostgreSQL).
+    public static func decision(after times: [Int64], limit: Int, windowSeconds: Int64, now: Int64) -> Decision {
+        decide(live(times, windowSeconds: windowSeconds, now: now), limit: max(1, limit), windowSeconds: windowSeconds, now: now)
+    }
+
+    /// An attempt at `t` counts while `now < t + windowSeconds` (saturating: no instant overflows).
+    private static func live(_ times: [Int64], windowSeconds: Int64, now: Int64) -> [Int64] {
+        times.filter { time in
+            let (end, overflow) = time.addingReportingOverflow(windowSeconds)
+            return overflow || now < end
+        }.sorted()
+    }
+
+    private static func decide(_ liveTimes: [Int64], limit: Int, windowSeconds: Int64, now: Int64) -> Decision {
         guard liveTimes.count >= limit else { return .allowed }
         // The attempt that must expire before a slot frees up is the limit-th newest.
         let blocking = liveTimes[liveTimes.count - limit]
-        let wait = blocking + windowSeconds - now
-        return .limited(retryAfterSeconds: Int(max(1, wait)))
+        let (end, overflow) = blocking.addingReportingOverflow(windowSeconds)
+        let (wait, behind) = (overflow ? Int64.max : end).subtractingReportingOverflow(now)
+        return .limited(retryAfterSeconds: behind ? Int.max : Int(max(1, wait)))
     }
 }

@@ -15,10 +15,10 @@ extension API {
         guard let password = body.password else { throw APIError(.missingField, field: "password") }
         try AccountRules.checkPassword(password, confirmation: body.passwordConfirmation ?? "")
         let timeZone = try body.timeZone.map { raw throws(APIError) in try TimeZoneRules.check(raw) } ?? "UTC"
-        try limit(&signupsByAddress, "addr:" + peer, check: false)
+        let gate = try admit(counting: [(.signupsByAddress, "addr:" + peer)])
         let services = self.services
         let preferred = language.rawValue
-        hashing(status: 201, language, respond) {
+        hashing(status: 201, language, respond) { try gate.run {
             let now = services.clock.now
             let hash = services.hasher.hash(password)  // slow on purpose: on the hashing threads
             // One write, the language of the sign-up's Accept-Language included.
@@ -26,7 +26,7 @@ extension API {
                 id: SecureRandom.uuid(), role: role.rawValue, fullName: name, email: email, phone: nil,
                 passwordHash: hash, language: preferred, timeZone: timeZone, now: now)
             return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: now)
-        }
+        } }
     }
 
     func signIn(_ request: HTTPRequest, peer: String, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
@@ -34,11 +34,11 @@ extension API {
         guard let rawEmail = body.email else { throw APIError(.missingField, field: "email") }
         guard let password = body.password else { throw APIError(.missingField, field: "password") }
         let email = (try? AccountRules.normalizeEmail(rawEmail)) ?? rawEmail.lowercased()
-        try limit(&attemptsByAddress, "addr:" + peer, check: false)
-        try limit(&failuresByAccount, "email:" + email, check: true)
+        let account = "email:" + email
+        let gate = try admit(counting: [(.attemptsByAddress, "addr:" + peer)], account: account)
         let services = self.services
         hashing({
-            blockingResult { () -> SessionResponse in
+            blockingResult { () -> SessionResponse in try gate.run {
                 // Hash even for unknown accounts, so timing does not reveal which emails exist.
                 let user = try services.accounts.user(email: email)
                 let valid = services.hasher.verify(password, encoded: user?.passwordHash ?? API.decoyHash)
@@ -48,14 +48,14 @@ extension API {
                     try services.accounts.updatePasswordHash(userID: user.id, hash: services.hasher.hash(password))
                 }
                 return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: services.clock.now)
-            }
+            } }
         }, then: { [self] result in
             switch result {
             case .success(let session):
-                failuresByAccount.reset("email:" + email)
+                settleLocally(gate, account: account, nil)
                 respond(.json(200, session))
             case .failure(let error):
-                if error.code == .invalidCredentials { _ = failuresByAccount.attempt("email:" + email, now: services.clock.now) }
+                settleLocally(gate, account: account, error)
                 respond(.apiError(error, language))
             }
         })
@@ -136,9 +136,9 @@ extension API {
             throw APIError(.missingField, field: "phone")
         }
         let phone = try AccountRules.normalizeSaudiMobile(raw)
-        try limit(&otpRequestsByAddress, "addr:" + peer, check: false)
+        let gate = try admit(counting: [(.otpRequestsByAddress, "addr:" + peer)])
         let services = self.services
-        run(status: 202, language, respond) {
+        run(status: 202, language, respond) { try gate.run {
             let now = services.clock.now
             if let stored = try services.accounts.otpChallenge(phone: phone) {
                 let challenge = OTPChallenge(codeDigest: stored.codeDigest, issuedAt: stored.issuedAt, failedAttempts: stored.failedAttempts)
@@ -159,7 +159,7 @@ extension API {
             return OTPStartResponse(
                 phone: phone, expiresIn: Int(OTPChallenge.lifetimeSeconds), resendAfter: Int(OTPChallenge.resendAfterSeconds),
                 devCode: services.revealOTPCodes ? code : nil)
-        }
+        } }
     }
 
     func verifyOTP(_ request: HTTPRequest, peer: String, _ language: Language, _ respond: @escaping Respond) throws(APIError) {
@@ -167,10 +167,10 @@ extension API {
         guard let raw = body.phone else { throw APIError(.missingField, field: "phone") }
         guard let code = body.code else { throw APIError(.missingField, field: "code") }
         let phone = try AccountRules.normalizeSaudiMobile(raw)
-        try limit(&attemptsByAddress, "addr:" + peer, check: false)
+        let gate = try admit(counting: [(.attemptsByAddress, "addr:" + peer)])
         let services = self.services
         let preferred = language.rawValue
-        run(language, respond) {
+        run(language, respond) { try gate.run {
             let now = services.clock.now
             guard let stored = try services.accounts.otpChallenge(phone: phone) else { throw APIError(.otpExpired, field: "code") }
             var challenge = OTPChallenge(codeDigest: stored.codeDigest, issuedAt: stored.issuedAt, failedAttempts: stored.failedAttempts)
@@ -193,7 +193,7 @@ extension API {
                 id: SecureRandom.uuid(), role: Role.client.rawValue, fullName: nil, email: nil, phone: phone,
                 passwordHash: nil, language: preferred, now: now)
             return try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: now)
-        }
+        } }
     }
 
     func me(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) {
@@ -260,12 +260,5 @@ extension API {
             for session in revoked { sessionRevoked(session) }
             return HTTPResponse(status: 204)
         }
-    }
-
-    /// Counts an attempt (or, with `check`, only looks) and refuses with 429 past the limit.
-    func limit(_ limiter: inout RateLimiter, _ key: String, check: Bool) throws(APIError) {
-        let now = services.clock.now
-        let decision = check ? limiter.check(key, now: now) : limiter.attempt(key, now: now)
-        if case .limited(let wait) = decision { throw APIError(.rateLimited, retryAfterSeconds: wait) }
     }
 }

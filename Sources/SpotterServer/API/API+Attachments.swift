@@ -25,9 +25,12 @@ extension API {
             run(status: 201, language, respond) { () -> AttachmentView in
                 // An image's thumbnail first (`API+Thumbnails`): a decompression bomb is refused before it is kept.
                 let thumbnail = kind == .pdf ? nil : try Thumbnails.make(fromUploadAt: file.path, attachments)
-                let saved = try attachments.saveFile(at: file.path, type: kind.rawValue, threadID: threadID, uploaderID: uploader,
-                                                     now: clock.now)
-                if let thumbnail { try attachments.keepThumbnail(thumbnail.jpeg, of: saved.id) }
+                let saved = try API.storing {
+                    let saved = try attachments.saveFile(at: file.path, type: kind.rawValue, threadID: threadID, uploaderID: uploader,
+                                                         now: clock.now)
+                    if let thumbnail { try attachments.keepThumbnail(thumbnail.jpeg, of: saved.id) }
+                    return saved
+                }
                 return AttachmentView(id: saved.id, type: saved.type, bytes: saved.bytes, thumbnailURL: attachments.hasThumbnail(saved.id)
                     ? AttachmentView.thumbnailURL(threadID: threadID, id: saved.id) : nil)
             }
@@ -56,5 +59,20 @@ extension API {
     /// The thread, if `actor` takes part in it (`forbidden` otherwise, as on the socket).
     private func attachmentThread(_ threadID: String, _ actor: Actor) throws(APIError) -> ChatThread {
         try server.runner.chat.participant(threadID, actor.userID).0
+    }
+}
+
+extension API {
+    /// The answer when the attachments' folder fails a write (shared storage away, full or read-only): 503
+    /// `unavailable`, field `attachments`, `Retry-After: 1` — nothing was kept, a retry is right.
+    static let attachmentsUnavailable = APIError(.unavailable, field: "attachments", retryAfterSeconds: 1)
+
+    /// Runs `work`, which keeps files in the attachments' folder: a file operation that fails is `attachmentsUnavailable`.
+    static func storing<T>(_ work: () throws -> T) throws -> T {
+        do {
+            return try work()
+        } catch is AttachmentStoreError {
+            throw attachmentsUnavailable
+        }
     }
 }

@@ -13,17 +13,16 @@ extension API {
                  _ respond: @escaping Respond) throws(APIError) {
         let body = try JSON.decode(EraseAccountRequest.self, from: request.body)
         let key = "user:" + actor.userID
-        try limit(&attemptsByAddress, "addr:" + peer, check: false)
-        try limit(&failuresByAccount, key, check: true)
+        let gate = try admit(counting: [(.attemptsByAddress, "addr:" + peer)], account: key)
         let services = self.services
         // The password is checked on the hashing threads (slow on purpose); a code is checked there too.
-        hashing({ blockingResult { try API.proveOwner(actor.userID, body, services) } }, then: { [self] result in
+        hashing({ blockingResult { try gate.run { try API.proveOwner(actor.userID, body, services) } } }, then: { [self] result in
             switch result {
             case .success:
-                failuresByAccount.reset(key)
+                settleLocally(gate, account: key, nil)
                 erase(actor.userID, language, respond)
             case .failure(let error):
-                if error.code == .invalidCredentials { _ = failuresByAccount.attempt(key, now: services.clock.now) }
+                settleLocally(gate, account: key, error)
                 respond(.apiError(error, language))
             }
         })

@@ -30,13 +30,13 @@ extension API {
             return role
         } ?? .client
         // Counted like password sign-ins: a token is cheap to send and costs a signature check.
-        try limit(&attemptsByAddress, "addr:" + peer, check: false)
+        let gate = try admit(counting: [(.attemptsByAddress, "addr:" + peer)])
         let services = self.services
         let preferred = language.rawValue
         let nonce = body.nonce
         // On the hashing threads: a signature check, and a key set read when the cached one is stale.
         hashing({
-            blockingResult { () -> (SessionResponse, Bool) in
+            blockingResult { () -> (SessionResponse, Bool) in try gate.run {
                 let now = services.clock.now
                 let identity = try services.identity.verify(provider, token: token, nonce: nonce, now: now)
                 let (user, outcome): (UserRecord, AccountStore.IdentityOutcome)
@@ -50,7 +50,7 @@ extension API {
                 }
                 let session = try services.issueSession(for: user, familyID: SecureRandom.uuid(), now: now)
                 return (session, outcome == .created)
-            }
+            } }
         }, then: { result in
             switch result {
             case .success(let (session, created)): respond(.json(created ? 201 : 200, session))

@@ -85,8 +85,11 @@ extension API {
             run(language, respond) { () -> UserView in
                 // Its thumbnail first: a decompression bomb is refused before it is kept.
                 let thumbnail = try Thumbnails.make(fromUploadAt: file.path, services.attachments)
-                let digest = try services.attachments.keepFile(at: file.path).id
-                if let thumbnail { try services.attachments.keepThumbnail(thumbnail.jpeg, of: digest) }
+                let digest = try API.storing {
+                    let digest = try services.attachments.keepFile(at: file.path).id
+                    if let thumbnail { try services.attachments.keepThumbnail(thumbnail.jpeg, of: digest) }
+                    return digest
+                }
                 return try services.accounts.setAvatar(userID: actor.userID, digest).view
             }
         }
@@ -132,15 +135,16 @@ extension API {
         _ work: @escaping @Sendable () throws -> T, answer: @escaping (T) -> HTTPResponse
     ) {
         let key = "user:" + actor.userID
+        let gate: LimitGate
         do throws(APIError) {
             if !requiredOnlyIfSet, current?.isEmpty ?? true { throw APIError(.missingField, field: "current_password") }
-            try limit(&failuresByAccount, key, check: true)
+            gate = try admit(counting: [], account: key)
         } catch {
             return respond(.apiError(error, language))
         }
         let services = self.services
         hashing({
-            blockingResult { () -> T in
+            blockingResult { () -> T in try gate.run {
                 let stored = try services.accounts.passwordHash(userID: actor.userID)
                 if stored != nil || !requiredOnlyIfSet {
                     guard let current, !current.isEmpty else { throw APIError(.missingField, field: "current_password") }
@@ -149,14 +153,14 @@ extension API {
                     }
                 }
                 return try work()
-            }
+            } }
         }, then: { [self] result in
             switch result {
             case .success(let value):
-                failuresByAccount.reset(key)
+                settleLocally(gate, account: key, nil)
                 respond(answer(value))
             case .failure(let error):
-                if error.code == .invalidCredentials { _ = failuresByAccount.attempt(key, now: services.clock.now) }
+                settleLocally(gate, account: key, error)
                 respond(.apiError(error, language))
             }
         })

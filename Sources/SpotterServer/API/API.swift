@@ -18,6 +18,10 @@ final class API {
     var otpRequestsByAddress = RateLimiter(limit: 10, windowSeconds: 60 * 60)
     /// Sign-ups per address (each one costs a password hash and an account).
     var signupsByAddress: RateLimiter
+    /// The four above, counted in the database every process shares (PostgreSQL); nil counts them here (`API+RateLimits`).
+    let sharedLimits: (any RateLimitCounters)?
+    /// When ended windows are next deleted from `sharedLimits`.
+    var sharedLimitsExpireAt: Int64 = 0
     /// Password hashing, on threads apart from the database reads.
     let hashPool: WorkerPool
 
@@ -28,9 +32,10 @@ final class API {
     /// Users whose export is streaming (`API+Export`).
     var exportsInFlight: Set<String> = []
 
-    init(server: ServerParts, services: APIServices, revoked: [RevokedSession]) {
+    init(server: ServerParts, services: APIServices, revoked: [RevokedSession], sharedLimits: (any RateLimitCounters)? = nil) {
         self.server = server
         self.services = services
+        self.sharedLimits = sharedLimits
         let config = server.config
         signupsByAddress = RateLimiter(limit: config.signupsPerHour, windowSeconds: 60 * 60)
         hashPool = WorkerPool(loop: server.loop, threads: config.hashThreads, queueLimit: config.hashQueueLimit, label: "spotter.hash")
@@ -298,12 +303,12 @@ final class API {
 
     /// `POST /v1/dev/reset-limits` (development mode only): forgets every
     /// per-address and per-account count, so test runs start clean.
-    func resetLimits(_ respond: Respond) {
+    func resetLimits(_ respond: @escaping Respond) {
         failuresByAccount.resetAll()
         attemptsByAddress.resetAll()
         otpRequestsByAddress.resetAll()
         signupsByAddress.resetAll()
-        respond(HTTPResponse(status: 204))
+        resetSharedLimits(respond)
     }
 
     /// Forgets idle rate-limit keys so the limiters stay small. Once a second.
@@ -313,6 +318,10 @@ final class API {
         attemptsByAddress.prune(now: now)
         otpRequestsByAddress.prune(now: now)
         signupsByAddress.prune(now: now)
+        if sharedLimits != nil, now >= sharedLimitsExpireAt {
+            sharedLimitsExpireAt = now + 60
+            expireSharedLimits()
+        }
         let forgetBefore = now - revocationMemorySeconds
         if revokedSessions.values.contains(where: { $0 < forgetBefore }) {
             revokedSessions = revokedSessions.filter { $0.value >= forgetBefore }
