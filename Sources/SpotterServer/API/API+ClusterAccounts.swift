@@ -9,10 +9,11 @@ extension API {
     /// Sessions revoked here (a sign-out, a reused refresh token, a password change), after the accounts committed
     /// it: refused and closed here at once, then logged, one record per user, for the other processes.
     func sessionsRevoked(_ sessions: [RevokedSession]) {
-        guard !sessions.isEmpty else { return }
+        // A session this process knows as revoked already (signed out twice) was told to the others the first time.
+        let fresh = sessions.filter { revokedSessions[$0.familyID] == nil }
         for session in sessions { sessionRevoked(session) }
         var families: [String: (revokedAt: Int64, ids: [String])] = [:]
-        for session in sessions {
+        for session in fresh {
             families[session.userID, default: (session.revokedAt, [])].ids.append(session.familyID)
             families[session.userID]!.revokedAt = max(families[session.userID]!.revokedAt, session.revokedAt)
         }
