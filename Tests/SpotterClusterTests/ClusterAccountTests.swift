@@ -10,9 +10,9 @@ import WebSocket
 /// `account` record; a record lost to a crash is covered by each process reading recent revocations every few
 /// seconds. Three real processes, loopback only.
 ///
-/// Each test fails without its part of the change (checked by hand: `accountChangedElsewhere`'s body commented out
-/// and the poll switched off; the profile and tier tests also with `profileChanged` not called / `tierSet` logging
-/// nothing without a thread; the crash test with `pollRevocations` not called).
+/// Each test fails without the change (checked by hand, 2026-11-27): with `applyFollowed` not calling
+/// `accountChangedElsewhere` and the server's sweep not calling `pollRevocations`, all six fail (sockets never
+/// closed, stale profile and tier); with only the poll off, the five record tests pass and the crash test fails.
 @Suite("Cluster: accounts agree across processes", .serialized)
 struct ClusterAccountTests {
     typealias Session = (access: String, refresh: String)
