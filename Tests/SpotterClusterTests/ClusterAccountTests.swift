@@ -184,6 +184,9 @@ struct ClusterAccountTests {
         try waitUntil(10, "the signing-out process dies at its fail point") { died?.isRunning == false }
         #expect(try onB.ws.awaitClose() == .some(CloseCode(4003)))
         try Self.expectRefused(cluster, client.access, on: [0, 1])
+        // Operators see that the net caught one.
+        let metrics = try APIClient(port: cluster.port(1)).call("GET", "/metrics").text
+        #expect(metrics.contains("spotter_cluster_revocations_from_accounts_total 1"), "\(metrics.split(separator: "\n").filter { $0.contains("revocations") })")
     }
 
     /// `spotter admin create-admin` on the cluster's database: ops@accounts.test, password adminpass1.

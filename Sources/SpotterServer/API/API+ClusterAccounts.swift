@@ -54,7 +54,9 @@ extension API {
             switch result {
             case .success(let revoked):
                 revocationPoll.readThrough = now
-                learnRevocations(revoked.filter { revokedSessions[$0.familyID] == nil })
+                let unknown = revoked.filter { revokedSessions[$0.familyID] == nil }
+                if !unknown.isEmpty { server.metrics.revocationsFromAccounts.increment(by: unknown.count) }
+                learnRevocations(unknown)
             case .failure(let error):
                 // Tried again at the next sweep, from the same time.
                 server.logger.warning("reading recent revocations failed", metadata: ["error": "\(error)"])
