@@ -14,6 +14,10 @@ import SpotterProtocol
 /// read from the accounts by every process at its start, and revocations are read at start and, in a cluster,
 /// every few seconds by every process (`API.pollRevocations`), so a lost record delays the refusal by at most that
 /// period. In one process the record changes nothing (the process that made the change applied it at once).
+///
+/// A starting process reads the users and the revocations before it loads the log, and follows from the loaded
+/// position: a change committed in the milliseconds between is in neither. The periodic read covers revocations
+/// (it starts a minute before the start); such a profile change is seen at the next restart.
 extension CoreRunner {
     /// Logs an account change the accounts committed (here, its effects were applied already by the caller). A
     /// refusal while the log recovers is tried again a few times, a second apart: the change is committed, and the
