@@ -20,6 +20,9 @@ public enum FailPoint: String, CaseIterable, Sendable {
     /// after the restart the batch is handed over again. Counted per consumer, on its own thread;
     /// `consumer.delivered@<name>:n` counts that consumer's alone (several run side by side).
     case consumerDelivered = "consumer.delivered"
+    /// An account change (a revocation, a profile) is committed in the accounts and its `account` record not yet
+    /// logged: the other processes of a cluster must learn it otherwise (`API.pollRevocations`).
+    case accountCommitted = "account.committed"
 }
 
 /// The armed fail point, if any. A value each holder counts on its own thread: the core's runner on the loop,

@@ -82,6 +82,7 @@ final class LogTap: LogConsumer {
         case .ratingPrompt(.afterSession(let sessionID)): sessionID
         case .change(let change): String(change.target)
         case .erasure(let erasure): erasure.userID
+        case .account(let change): change.userID
         case .ratingPrompt(.afterMessages), .receipt, .link, .unknown: nil
         }
     }
@@ -98,6 +99,7 @@ final class LogTap: LogConsumer {
         case .record: return "record"
         case .change: return "change"
         case .erasure: return "erasure"
+        case .account: return "account"
         }
     }
 

@@ -137,6 +137,9 @@ public final class Server: @unchecked Sendable {
                   sharedLimits: storage.rateLimits)
         purger = Purger(storage: storage, attachments: services.attachments, metrics: metrics, logger: logger)
         api.server.purger = purger
+        // Sessions another process revoked (its `account` record followed): refused and closed here too.
+        let made = api
+        runner.revokedElsewhere = { [weak made] sessions in made?.learnRevocations(sessions) }
     }
 
     private var chatLog: any ChatStore { storage.chat }
@@ -335,6 +338,7 @@ public final class Server: @unchecked Sendable {
     private func sweep() {
         let now = loop.nowMilliseconds
         api.pruneLimiters()
+        if runner.follower != nil { api.pollRevocations() }  // the cluster's safety net for a lost `account` record
         for connection in connections.values { connection.sweep(now: now) }
         if isDraining && now >= drainDeadline {
             logger.warning("shutdown grace elapsed; dropping connections", metadata: ["open": "\(connections.count)"])

@@ -48,6 +48,9 @@ final class ServerMetrics: Sendable {
     /// stream between processes left (a rise means NATS is losing messages or a process died mid-publish).
     let followedRecords: Counter
     let followGapReads: Counter
+    /// Cluster mode: revocations this process learnt from its periodic read of the accounts, not from another
+    /// process's `account` record (non-zero: records were lost, a process died between the commit and the append).
+    let revocationsFromAccounts: Counter
     /// Cluster mode: how far behind the newest position this process has handed on records (at scrape time).
     let followWaiting: Gauge
     private let batchesCommitted: Counter
@@ -80,6 +83,7 @@ final class ServerMetrics: Sendable {
         messagesAcked = Counter(label: "spotter_messages_total", factory: factory)
         followedRecords = Counter(label: "spotter_cluster_followed_records_total", factory: factory)
         followGapReads = Counter(label: "spotter_cluster_gap_reads_total", factory: factory)
+        revocationsFromAccounts = Counter(label: "spotter_cluster_revocations_from_accounts_total", factory: factory)
         followWaiting = Gauge(label: "spotter_cluster_records_waiting", factory: factory)
         sendAck = CoreMetrics.Timer(label: "spotter_send_ack_seconds", factory: factory)
         connectionsOpen = Meter(label: "spotter_connections_open", factory: factory)

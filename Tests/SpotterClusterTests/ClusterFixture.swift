@@ -31,12 +31,12 @@ final class ClusterFixture {
         for index in 0..<count { processes.append(try start(index)) }
     }
 
-    /// Starts (or starts again) process `index`.
+    /// Starts (or starts again) process `index`, with `environment` added to its own (a fail point).
     @discardableResult
-    func start(_ index: Int) throws -> ServerProcess {
+    func start(_ index: Int, environment: [String: String] = [:]) throws -> ServerProcess {
         let log = directory + "/spotter-\(index)-\(processes.count).log"
         let process = try ServerProcess(dataDirectory: directory, arguments: ["--broker", nats.url] + options, store: store,
-                                        environment: ["SPOTTER_TOKEN_SECRET": secret],
+                                        environment: environment.merging(["SPOTTER_TOKEN_SECRET": secret]) { $1 },
                                         logFile: log)
         if index < processes.count { processes[index] = process } else { processes.append(process) }
         logs[index] = log

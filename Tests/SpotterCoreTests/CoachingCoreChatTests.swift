@@ -262,11 +262,15 @@ struct CoachingCoreChatTests {
         // Another process's tier record forgets the count too.
         h.follow([ChatRecord(threadNo: 1, side: .client, seq: 2, at: h.now, .tier(TierRecord(tier: "smart_premium")))])
         #expect(!h.core.quotas.isLoaded("a"))
-        // Nothing to log for a client with no current thread, nor without --tiers.
-        #expect(try h.commit(.tierSet(clientID: "c", tier: "premium")).records.isEmpty)
+        // No thread to log it on (no current thread, or no --tiers): an account record on no thread, which the
+        // other processes of a cluster follow, with no event.
+        let account = ChatRecord.Content.account(AccountChangeRecord(userID: "c", .profile(AccountProfile(tier: "premium"))))
+        let noThread = try h.commit(.tierSet(clientID: "c", tier: "premium"))
+        #expect(noThread.records.map(\.content) == [account] && noThread.records.first?.threadNo == 0)
+        #expect(noThread.applied.logged.isEmpty)
         let plain = CoreHarness()
         let unmetered = try plain.commit(.tierSet(clientID: "a", tier: "premium"))
-        #expect(unmetered.records.isEmpty && unmetered.commit.quotaChanged == ["a"])
+        #expect(unmetered.records.map(\.threadNo) == [0] && unmetered.commit.quotaChanged == ["a"])
     }
 
     @Test func attachmentsNeedATierThatHasThem() {

@@ -195,6 +195,7 @@ struct CoachingCoreTests {
         case .record: .coaching(CoachingChangeRecord(itemID: "i", json: "{}"))
         case .change: .change(MessageChangeRecord(target: 1, change: .delete(by: .sender), wasLast: true))
         case .erasure: .erasure(ErasureRecord(userID: "u"))
+        case .account: .account(AccountChangeRecord(userID: "u", .sessionsRevoked(familyIDs: ["f"], revokedAt: H.start)))
         }
         return ChatRecord(threadNo: thread, side: .client, seq: 1, at: H.start, content)
     }
@@ -208,7 +209,7 @@ struct CoachingCoreTests {
         #expect(CoachingCore.recovery(after: chatOnly, clustered: true) == .threads([1, 2, 5]))
         #expect(CoachingCore.recovery(after: [Self.record(.message), Self.record(.message)], clustered: true) == .threads([1]))
         // Unless a book moved with the records.
-        for kind in [ChatRecord.Kind.session, .record, .tier, .link] {
+        for kind in [ChatRecord.Kind.session, .record, .tier, .link, .account] {
             #expect(CoachingCore.recovery(after: chatOnly + [Self.record(kind, thread: 3)], clustered: true) == .everything)
         }
     }

@@ -9,9 +9,11 @@ import SpotterCore
 struct StoredKindTests {
     @Test func theNumbersInTheLogNeverChange() {
         let kinds: [ChatRecord.Kind: Int64] = [.message: 0, .receipt: 1, .link: 2, .session: 3, .ratingPrompt: 4,
-                                               .tier: 5, .record: 6, .change: 7, .erasure: 8]
+                                               .tier: 5, .record: 6, .change: 7, .erasure: 8, .account: 9]
         for (kind, number) in kinds { #expect(kind.rawValue == number, "\(kind)") }
-        #expect(ChatRecord.Kind(rawValue: 9) == nil, "a new kind: add it above, with its number")
+        #expect(ChatRecord.Kind(rawValue: 10) == nil, "a new kind: add it above, with its number")
+        // An account record's `a`: which change it is.
+        #expect([AccountChangeRecord.revokedSessionsColumn, AccountChangeRecord.profileColumn] == [1, 2])
         // A message's `b` flags and where the change time starts (`ChatRecord+Columns.swift`).
         #expect([ChatRecord.Columns.withAttachments, ChatRecord.Columns.edited, ChatRecord.Columns.deleted, ChatRecord.Columns.changedAtShift] == [1, 2, 4, 8])
         #expect([MessageKind.text, .mealLog, .system].map(\.rawValue) == [0, 1, 2])
@@ -29,5 +31,6 @@ struct StoredKindTests {
         #expect(LogSQL.isCoachingRecord == "kind = 6")
         #expect(LogSQL.isMealLog == "kind = 0 AND a = 1")
         #expect(LogSQL.isThreadMessage == "kind = 0 OR (kind = 3 AND a = 1)")
+        #expect(LogSQL.isAccountChange == "kind = 9")
     }
 }

@@ -312,6 +312,7 @@ final class SimLog {
         case .record: "rec"
         case .change: "chg"
         case .erasure: "erase"
+        case .account: "acct"
         case nil: "unknown"
         }
         return "\(kind):t\(record.threadNo)#\(record.seq)" + (record.pos > 0 ? "@\(record.pos)" : "")

@@ -15,6 +15,7 @@
 /// | `record`       |                              |                      | item id                        | `RecordBody` JSON                   |
 /// | `change`       | the changed message's seq    | flags (2)            |                                | an edit's new body; NULL for a delete or once forgotten |
 /// | `erasure`      |                              |                      | the erased user's id           |                                     |
+/// | `account`      | 1: sessions revoked, 2: profile | when revoked (s) | the user's id                  | family ids (JSON array) or the profile (JSON object); NULL once erased |
 ///
 /// (1) A message's `b`: bit 0 with attachments, bit 1 edited, bit 2 deleted, and from bit 8 up the time of the
 ///     last edit or the delete in seconds (rows written before edits existed hold 0 or 1, and read the same).
@@ -115,6 +116,9 @@ extension ChatRecord.Content {
             self = .change(MessageChangeRecord(target: columns.a, change: change, wasLast: flags & 1 != 0))
         case .erasure:
             self = .erasure(ErasureRecord(userID: columns.ref ?? ""))
+        case .account:
+            // A change this version does not know (another `a`) is kept as it is, and ignored.
+            self = AccountChangeRecord(columns: columns).map { .account($0) } ?? .unknown(columns)
         }
     }
 
@@ -153,6 +157,8 @@ extension ChatRecord.Content {
             }
         case .erasure(let erasure):
             ChatRecord.Columns(kind: ChatRecord.Kind.erasure.rawValue, ref: erasure.userID)
+        case .account(let change):
+            change.columns
         case .unknown(let columns):
             columns
         }

@@ -60,6 +60,8 @@ public struct ChatRecord: Sendable, Equatable {
         case change = 7
         /// `ErasureRecord`
         case erasure = 8
+        /// `AccountChangeRecord`
+        case account = 9
     }
 
     /// What a record says, one typed body per kind.
@@ -73,6 +75,7 @@ public struct ChatRecord: Sendable, Equatable {
         case coaching(CoachingChangeRecord)
         case change(MessageChangeRecord)
         case erasure(ErasureRecord)
+        case account(AccountChangeRecord)
         /// A row of a kind this version does not know (a newer server wrote it): kept as stored, so that its
         /// position is accounted for; every rule ignores it.
         case unknown(Columns)
@@ -89,6 +92,7 @@ public struct ChatRecord: Sendable, Equatable {
             case .coaching: .record
             case .change: .change
             case .erasure: .erasure
+            case .account: .account
             case .unknown: nil
             }
         }
@@ -102,6 +106,7 @@ public struct ChatRecord: Sendable, Equatable {
         public var coaching: CoachingChangeRecord? { if case .coaching(let body) = self { body } else { nil } }
         public var change: MessageChangeRecord? { if case .change(let body) = self { body } else { nil } }
         public var erasure: ErasureRecord? { if case .erasure(let body) = self { body } else { nil } }
+        public var account: AccountChangeRecord? { if case .account(let body) = self { body } else { nil } }
     }
 
     /// Whether the record is a message of its thread (a person's, or the server's about a session): it has its

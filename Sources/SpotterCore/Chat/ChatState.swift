@@ -160,7 +160,7 @@ public final class ChatState {
     public func apply(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.content {
-        case .ratingPrompt, .tier, .coaching, .erasure, .unknown:
+        case .ratingPrompt, .tier, .coaching, .erasure, .account, .unknown:
             if record.pos > 0 { committed(record) }
             return
         case .session(let session):
@@ -408,8 +408,8 @@ public final class ChatState {
         case .coaching(let change):
             let event = RecordBody.eventJSON(threadID: thread.id, body: change.json)
             return [(thread.coachID, event), (thread.clientID, event)]
-        case .erasure:
-            return []  // on no thread: `CoachingCore.events` makes its events, per thread of the erased user
+        case .erasure, .account:
+            return []  // on no thread (an account change makes no event at all): `CoachingCore.events` makes its events, per thread of the erased user
         case .session, .unknown:
             return []  // a session is worded by the shell, which knows each reader's language and time zone (`SessionDesk`)
         case .link(let link):

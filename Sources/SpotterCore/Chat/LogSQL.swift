@@ -35,6 +35,9 @@ public enum LogSQL {
     /// An account's erasure (`ChatRecord.Kind.erasure`).
     public static let isErasure = "kind = \(ChatRecord.Kind.erasure.rawValue)"
 
+    /// An account's change every process follows (`ChatRecord.Kind.account`), on no thread.
+    public static let isAccountChange = "kind = \(ChatRecord.Kind.account.rawValue)"
+
     /// A message not deleted (its `b` has no deleted flag): put after `isMessage` or `isMealLog`.
     public static let isStanding = "(b & \(ChatRecord.Columns.deleted)) = 0"
 

@@ -76,6 +76,7 @@ public struct CoachingCore {
             case .record(let userID, let change): return try record(change, by: userID, context)
             case .changeMessage(let request): return try changeMessage(request, context)
             case .eraseUser(let userID): return eraseUser(userID, context)
+            case .accountChanged(let change): return accountChanged(change, context)
             }
         } catch {
             return .refuse(error)
@@ -209,7 +210,9 @@ public struct CoachingCore {
     /// `--tiers` or a current thread.
     private mutating func tierSet(clientID: String, tier: String, _ context: CoreContext) -> CoreDecision {
         guard context.features.tiers, let thread = chat.threads(of: clientID).first(where: \.active) else {
-            return .commit(CoreCommit(records: [], reply: .none, quotaChanged: [clientID]))
+            // No thread to log it on: the other processes of a cluster learn the tier from an account record.
+            let record = accountRecord(AccountChangeRecord(userID: clientID, .profile(AccountProfile(tier: tier))), context)
+            return .commit(CoreCommit(records: [record], reply: .none, quotaChanged: [clientID]))
         }
         // The client's count is forgotten when the record is applied (`.tier`), as a followed one is.
         let record = ChatRecord(threadNo: thread.no, side: .client, seq: thread.lastSeq, at: context.now, .tier(TierRecord(tier: tier)))
@@ -239,6 +242,11 @@ public struct CoachingCore {
                 for (userID, payload) in erasureEvents(erasure) { applied.logged.append((userID, record.pos, payload)) }
                 continue
             }
+            if let change = record.content.account {
+                // On no thread, and no event: what the core keeps of the account (`applyAccountChange`).
+                applyAccountChange(change)
+                continue
+            }
             guard let thread = chat.thread(no: record.threadNo) else { continue }
             var messageJSON: String?
             var made: (body: SessionRecordBody, sessionJSON: String)?
@@ -264,7 +272,7 @@ public struct CoachingCore {
                 forgetCounts(of: thread.clientID, ever: false)
             case .link:
                 if !thread.active { applied.endedLinks.append(thread.no) }
-            case .receipt, .ratingPrompt, .change, .erasure, .unknown:  // an erasure is applied above
+            case .receipt, .ratingPrompt, .change, .erasure, .account, .unknown:  // an erasure or account change is applied above
                 break
             }
             for (userID, payload) in events(for: record, messageJSON: messageJSON, made: origin == .here ? made : nil, context) {
@@ -290,6 +298,7 @@ public struct CoachingCore {
     private func events(for record: ChatRecord, messageJSON: String?, made: (body: SessionRecordBody, sessionJSON: String)?,
                         _ context: CoreContext) -> [(userID: String, payload: String)] {
         if let erasure = record.content.erasure { return erasureEvents(erasure) }
+        if record.content.account != nil { return [] }
         guard case .session = record.content else { return chat.events(for: record, messageJSON: messageJSON) }
         guard let thread = chat.thread(no: record.threadNo), let stored = made?.body ?? SessionRecordBody(record) else { return [] }
         let sessionJSON = made?.sessionJSON ?? stored.session.jsonText
@@ -343,7 +352,7 @@ public struct CoachingCore {
         let threadsAlone = failed.allSatisfy { record in
             switch record.content {
             case .message, .receipt, .ratingPrompt, .change: true
-            case .link, .session, .tier, .coaching, .erasure, .unknown: false
+            case .link, .session, .tier, .coaching, .erasure, .account, .unknown: false
             }
         }
         if !clustered || !threadsAlone {

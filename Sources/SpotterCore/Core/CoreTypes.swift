@@ -98,6 +98,9 @@ public enum CoreCommand {
     case changeMessage(MessageChangeRequest)
     /// A user's account was erased (`DELETE /v1/me`, an admin's): their words leave the log.
     case eraseUser(userID: String)
+    /// The accounts committed a change every process must follow (sessions revoked, a profile changed): one
+    /// `account` record on no thread.
+    case accountChanged(AccountChangeRecord)
 }
 
 /// `message.edit` or `message.delete` after its fields were validated.

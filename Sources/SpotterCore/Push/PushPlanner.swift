@@ -125,7 +125,7 @@ public struct PushPlanner: Sendable {
             return [PlannedPush(userID: reader.id, pos: record.pos, kind: .badge, title: "", body: "", quiet: true, threadID: thread.id,
                                 badge: reader.unread, data: ["thread_id": thread.id, "kind": "badge"], expiresAt: now + 3600,
                                 urgent: false, sender: nil, language: reader.language)]
-        case .ratingPrompt, .tier, .coaching, .change, .erasure, .unknown:
+        case .ratingPrompt, .tier, .coaching, .change, .erasure, .account, .unknown:
             return []  // a delete takes its thread's waiting pushes back in its own transaction (`MessageForgetting`)
         }
     }

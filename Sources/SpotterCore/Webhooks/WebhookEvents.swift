@@ -126,7 +126,7 @@ public enum WebhookEvents {
             data.field("seq", change.target)
             data.field("thread_id", thread.id)
             return [event(.messageDeleted, record, thread, seq: change.target, data: data.finish())]
-        case .receipt, .link, .ratingPrompt, .erasure, .unknown:
+        case .receipt, .link, .ratingPrompt, .erasure, .account, .unknown:
             return []
         }
     }

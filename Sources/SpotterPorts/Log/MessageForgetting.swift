@@ -59,6 +59,11 @@ public enum MessageForgetting {
     static func erase(_ db: any SQLDatabase, _ erasure: ErasureRecord, at: Int64) throws {
         let user = erasure.userID
         guard !user.isEmpty else { return }
+        // The names a profile record told the cluster (account records are on thread 0: the thread index finds them).
+        try db.execute("""
+            UPDATE log SET body = NULL
+            WHERE threadNo = 0 AND \(LogSQL.isAccountChange) AND a = \(AccountChangeRecord.profileColumn) AND ref = ? AND body IS NOT NULL
+            """, [user])
         let threads = try db.fetchAll("SELECT no, id, coachId FROM thread WHERE coachId = ? OR clientId = ?", [user, user])
         let tombstone = ChatRecord.Columns.messageFlags(attachments: false, editedAt: nil, deletedAt: at)
         for thread in threads {

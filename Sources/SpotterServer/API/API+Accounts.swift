@@ -74,7 +74,7 @@ extension API {
             case .success(.session(let session, _)):
                 respond(.json(200, session))
             case .success(.reused(let revoked)):
-                sessionRevoked(revoked)
+                sessionsRevoked([revoked])
                 respond(.apiError(APIError(.refreshTokenReused), language))
             case .failure(let error):
                 respond(.apiError(error, language))
@@ -121,7 +121,7 @@ extension API {
         }, then: { [self] result in
             switch result {
             case .success(let revoked?):
-                sessionRevoked(revoked)
+                sessionsRevoked([revoked])
                 respond(HTTPResponse(status: 204))
             case .success(nil): respond(.apiError(APIError(.refreshTokenInvalid), language))
             case .failure(let error): respond(.apiError(error, language))
@@ -236,12 +236,15 @@ extension API {
         let services = self.services
         server.loop.runBlocking({
             blockingResult { try services.accounts.updateProfile(userID: actor.userID, language: language?.rawValue,
-                                                                 timeZone: timeZone, fullName: fullName).view }
-        }, then: { [self] result in
-            if case .success = result, let fullName { server.runner.core.setName(fullName, for: actor.userID) }
-            // The AI generations' windows follow the zone: the kept figure is read again when next shown.
-            if case .success = result, timeZone != nil { server.runner.rememberAIGenerations(nil, of: actor.userID) }
-            API.answer(status: 200, answerIn, respond)(result)
+                                                                 timeZone: timeZone, fullName: fullName) }
+        }, then: { [self] (result: Result<UserRecord, APIError>) in
+            if case .success(let user) = result {
+                if let fullName { server.runner.core.setName(fullName, for: actor.userID) }
+                // The AI generations' windows follow the zone: the kept figure is read again when next shown.
+                if timeZone != nil { server.runner.rememberAIGenerations(nil, of: actor.userID) }
+                profileChanged(user)  // and the other processes of a cluster follow
+            }
+            API.answer(status: 200, answerIn, respond)(result.map(\.view))
         })
     }
 
@@ -257,7 +260,7 @@ extension API {
         withCurrentPassword(actor, current, requiredOnlyIfSet: false, language, respond) {
             try services.accounts.changePassword(userID: actor.userID, hash: services.hasher.hash(new), keep: session, now: services.clock.now)
         } answer: { [self] revoked in
-            for session in revoked { sessionRevoked(session) }
+            sessionsRevoked(revoked)
             return HTTPResponse(status: 204)
         }
     }

@@ -31,11 +31,14 @@ final class API {
     private(set) var revokedSessions: [String: Int64] = [:]
     /// Users whose export is streaming (`API+Export`).
     var exportsInFlight: Set<String> = []
+    /// Cluster mode: the periodic read of revocations other processes committed (`API+ClusterAccounts`).
+    var revocationPoll: RevocationPoll
 
     init(server: ServerParts, services: APIServices, revoked: [RevokedSession], sharedLimits: (any RateLimitCounters)? = nil) {
         self.server = server
         self.services = services
         self.sharedLimits = sharedLimits
+        revocationPoll = RevocationPoll(readThrough: services.clock.now)
         let config = server.config
         signupsByAddress = RateLimiter(limit: config.signupsPerHour, windowSeconds: 60 * 60)
         hashPool = WorkerPool(loop: server.loop, threads: config.hashThreads, queueLimit: config.hashQueueLimit, label: "spotter.hash")
@@ -43,9 +46,10 @@ final class API {
     }
 
     /// A session was revoked (sign-out, or a reused refresh token): refuse its
-    /// access tokens from now on and close its sockets with 4003.
-    func sessionRevoked(_ session: RevokedSession) {
-        if revokedSessions.updateValue(session.revokedAt, forKey: session.familyID) == nil {
+    /// access tokens from now on and close its sockets with 4003. `counted`: revoked here (the metric counts
+    /// each revocation once in a cluster, where the process that made it does).
+    func sessionRevoked(_ session: RevokedSession, counted: Bool = true) {
+        if revokedSessions.updateValue(session.revokedAt, forKey: session.familyID) == nil, counted {
             server.metrics.sessionsRevoked.increment()
         }
         server.runner.closeSockets(userID: session.userID, sessionID: session.familyID)

@@ -231,7 +231,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
                 send(Reply.ok(id: id, resultJSON: JSON.encode(SocketRefreshResult(session: session, expiresAt: expiresAt))))
             case .success(.reused(let revoked)):
                 reply(id: id, error: APIError(.refreshTokenReused))
-                api.sessionRevoked(revoked)
+                api.sessionsRevoked([revoked])
             case .failure(let error):
                 reply(id: id, error: error)
             }

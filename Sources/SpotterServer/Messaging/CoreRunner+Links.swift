@@ -54,8 +54,10 @@ extension CoreRunner {
         let applied = core.apply([record], origin: .elsewhere, context())
         if let tier = record.content.tier, let thread = chat.thread(no: record.threadNo) {
             directory?.update(thread.clientID) { $0.tier = tier.tier }
+            rememberAIGenerations(nil, of: thread.clientID)  // the kept figure's limit was the old tier's
         }
         if let erasure = record.content.erasure { erasedElsewhere(erasure.userID, at: record.at) }
+        if let change = record.content.account { accountChangedElsewhere(change) }
         return applied.logged.map { ($0.userID, $0.payload) }
     }
 

@@ -47,6 +47,9 @@ final class CoreRunner {
     var aiGenerations: (@Sendable (String, Int64) -> AIGenerationAllowance?)?
     /// The AI generations last read or consumed here, by user (`CoreRunner+AIQuota`).
     var aiAllowances: [String: AIGenerationAllowance] = [:]
+    /// Sessions another process revoked (its `account` record followed): the API refuses their tokens and closes
+    /// their sockets (`CoreRunner+Accounts`). Set by the server.
+    var revokedElsewhere: (([RevokedSession]) -> Void)?
 
     init(config: ServerConfig, loop: Loop, log: any ChatStore, directory: UserDirectory?, logger: Logger, metrics: ServerMetrics) {
         self.config = config
@@ -304,7 +307,7 @@ extension CoreCommand {
     /// (the timers, an ended link's cancellations, a tier change already saved) are not refused here.
     var isRequest: Bool {
         switch self {
-        case .tick, .linkEnded, .tierSet, .eraseUser: return false
+        case .tick, .linkEnded, .tierSet, .eraseUser, .accountChanged: return false
         default: return true
         }
     }

@@ -123,7 +123,7 @@ final class LogFollower {
             } else {
                 // Another process's record (or one of ours read back before its completion: applying twice
                 // changes nothing, and sockets drop a cursor they sent).
-                // An erasure is on no thread (0): applied as it is.
+                // An erasure or an account change is on no thread (0): applied as it is.
                 if record.threadNo != 0, runner.chat.thread(no: record.threadNo) == nil {
                     return loadThread(record.threadNo)
                 }

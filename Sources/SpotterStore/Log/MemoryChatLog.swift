@@ -204,6 +204,11 @@ fileprivate extension MemoryChatLog.State {
     /// What `MessageForgetting.erase` does in SQL.
     mutating func erase(_ erasure: ErasureRecord, at: Int64) {
         for index in records.indices {
+            if case .account(var change) = records[index].content, change.userID == erasure.userID, change.profile != nil {
+                change.change = .profile(AccountProfile())  // its body NULL, as in SQL
+                records[index].content = .account(change)
+                continue
+            }
             guard let thread = threads[records[index].threadNo],
                   let side: Side = thread.coachID == erasure.userID ? .coach : thread.clientID == erasure.userID ? .client : nil
             else { continue }
