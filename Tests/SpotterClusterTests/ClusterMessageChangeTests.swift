@@ -17,7 +17,9 @@ struct ClusterMessageChangeTests {
         let seq = try #require(sent["seq"] as? Int)
         #expect(message(try coachA.awaitEvent("message", "coachA"))["text"] as? String == "first words")
 
-        // Edited on C (the client's tablet, another process than the one that took the send).
+        // Edited on C (the client's tablet, another process than the one that took the send), once the tablet has
+        // the message: C knows a seq only after following it, and answers `not_found` for one it has not followed yet.
+        #expect(message(try clientC.awaitEvent("message", "clientC"))["seq"] as? Int == seq)
         let edited = try clientC.result("message.edit", ["thread_id": thread, "seq": seq, "text": "better words"])
         #expect(edited["text"] as? String == "better words")
         #expect(try coachA.awaitEvent("message.edited", "coachA")["text"] as? String == "better words")
