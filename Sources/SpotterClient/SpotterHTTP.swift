@@ -63,7 +63,9 @@ public struct SpotterHTTP: Sendable {
     }
 
     public func removeDevice(id: String, token: String) async throws {
-        let path = "/v1/me/devices/" + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        // An id is one path segment: unreserved characters (RFC 3986) as they are, anything else escaped.
+        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        let path = "/v1/me/devices/" + (id.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
         _ = try await data("DELETE", path, body: nil, token: token)
     }
 

@@ -31,7 +31,7 @@ struct ClientSessionTests {
     }
 
     @Test func aLapsedTokenIs4001ThenRefreshedOverHTTP() async throws {
-        let server = try LiveServer(arguments: ["--access-token-lifetime", "4"])
+        let server = try LiveServer(arguments: ["--access-token-lifetime", "6"])
         defer { server.cleanup() }
         let (coach, client, thread) = try server.pair()
         // This app never hears `auth.expiring` (the transport drops it), so its token lapses on the socket.
