@@ -40,8 +40,8 @@ public final class InMemoryPersistence: SpotterPersistence, @unchecked Sendable 
 
     public init(_ state: PersistedState = PersistedState()) { self.state = state }
 
-    public func load() throws -> PersistedState { lock.withLock { state } }
-    public func save(_ state: PersistedState) throws { lock.withLock { self.state = state } }
+    public func load() throws -> PersistedState { lock.locked { state } }
+    public func save(_ state: PersistedState) throws { lock.locked { self.state = state } }
 }
 
 /// Keeps the state in one JSON file, written atomically (a temporary file in the same folder, then renamed over the
@@ -54,7 +54,7 @@ public final class FilePersistence: SpotterPersistence, @unchecked Sendable {
     public init(url: URL) { self.url = url }
 
     public func load() throws -> PersistedState {
-        try lock.withLock {
+        try lock.locked {
             guard FileManager.default.fileExists(atPath: url.path) else { return PersistedState() }
             return try JSONDecoder().decode(PersistedState.self, from: Data(contentsOf: url))
         }
@@ -62,7 +62,7 @@ public final class FilePersistence: SpotterPersistence, @unchecked Sendable {
 
     public func save(_ state: PersistedState) throws {
         let data = WireJSON.encode(state)
-        try lock.withLock {
+        try lock.locked {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try data.write(to: url, options: .atomic)
         }

@@ -154,4 +154,24 @@ struct ClientScriptedTests {
         #expect(await side.unacknowledged.map(\.clientMessageId) == [first, second])
         await side.close()
     }
+
+    @Test func aConnectWithNoHelloIsGivenUpAndRetried() async throws {
+        let transport = ScriptedTransport()
+        let side = SpotterClient(configuration: SpotterConfiguration(
+            url: URL(string: "https://chat.example.com")!, tokens: Tokens(accessToken: "a", refreshToken: "r"),
+            transport: transport, minDelayMilliseconds: 10, maxDelayMilliseconds: 50, connectTimeout: .milliseconds(200)))
+        let heard = await Recorder(side)
+        await side.connect()
+        // The first socket never answers: given up (closed by the client) and a second one opened.
+        try await eventually("a second socket") { transport.connections.withLock { $0.count } >= 2 }
+        let first = try #require(transport.connections.withLock { $0.first })
+        #expect(first.url.absoluteString == "wss://chat.example.com/v1/ws")
+        #expect(first.closes.withLock { $0 }.count == 1)
+        #expect(heard.all.contains { if case .connectTimeout = $0 { true } else { false } })
+        let second = try #require(transport.last)
+        second.deliver(["type": "hello", "protocol": "spotter.v1", "cursor": 3, "user": Self.user, "expires_at": 0])
+        try await eventually("live on the second socket") { await side.state == .live }
+        #expect(await side.cursor == 3)
+        await side.close()
+    }
 }

@@ -103,6 +103,22 @@ struct ClientSessionTests {
         #expect(heardAgain.stops == [.revoked])
     }
 
+    @Test func anErasedAccountStopsTheClientAtOnce() async throws {
+        let server = try LiveServer()
+        defer { server.cleanup() }
+        let (_, client, _) = try server.pair()
+        let side = server.client(client)
+        let heard = await Recorder(side)
+        await side.connect()
+        try await live(side)
+        let erased = try server.api.call("DELETE", "/v1/me", ["password": "secret1"], token: client.access)
+        #expect(erased.status == 204)
+        try await eventually("the erasure") { await side.state == .closed(.revoked) }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(heard.disconnects == [4004])
+        #expect(heard.stops == [.revoked])
+    }
+
     @Test func aCursorTheServerCannotResumeResetsTheClient() async throws {
         let server = try LiveServer()
         defer { server.cleanup() }

@@ -28,7 +28,7 @@ final class URLSessionWebSocketConnection: NSObject, WebSocketConnection, URLSes
         let session = URLSession(configuration: .default, delegate: self, delegateQueue: nil)
         let task = session.webSocketTask(with: request)
         task.maximumMessageSize = 1 << 22
-        lock.withLock {
+        lock.locked {
             self.session = session
             self.task = task
         }
@@ -52,12 +52,12 @@ final class URLSessionWebSocketConnection: NSObject, WebSocketConnection, URLSes
     }
 
     func send(_ text: String) {
-        lock.withLock { task }?.send(.string(text)) { _ in }
+        lock.locked { task }?.send(.string(text)) { _ in }
     }
 
     func close(code: Int, reason: String) {
         let closeCode = URLSessionWebSocketTask.CloseCode(rawValue: code) ?? .normalClosure
-        lock.withLock { task }?.cancel(with: closeCode, reason: Data(reason.utf8))
+        lock.locked { task }?.cancel(with: closeCode, reason: Data(reason.utf8))
         finish(code: code, reason: reason)
     }
 
@@ -78,7 +78,7 @@ final class URLSessionWebSocketConnection: NSObject, WebSocketConnection, URLSes
     }
 
     private func finish(code: Int, reason: String) {
-        let (first, session) = lock.withLock {
+        let (first, session) = lock.locked {
             let first = !finished
             finished = true
             let session = self.session
