@@ -115,6 +115,13 @@ public actor SpotterClient {
         prefix = "ios-\(String(UInt64(configuration.now().timeIntervalSince1970 * 1000), radix: 36))-\(String(random, radix: 36))"
     }
 
+    /// A client the app let go of without `close()` lets its socket go too.
+    deinit {
+        retryTask?.cancel()
+        connectTimer?.cancel()
+        connection?.close(code: 1000, reason: "bye")
+    }
+
     // MARK: - Events
 
     /// A new stream of every event from now on (one per listener; it ends when the listener stops iterating).

@@ -46,7 +46,7 @@ struct ClientCrashTests {
         try await Task.sleep(for: .milliseconds(200))
         server.kill9()
         let ackedBeforeKill = results.withLock { $0.count }
-        #expect(ackedBeforeKill < total, "a frozen server acknowledged everything")
+        #expect(ackedBeforeKill >= 40 && ackedBeforeKill < total, "acknowledged before the kill: \(ackedBeforeKill)")
         try await Task.sleep(for: .milliseconds(300))
         try server.start()
         try await eventually(90, "all \(total) acknowledged") { results.withLock { $0.count } + failures.withLock { $0.count } == total }
@@ -70,6 +70,7 @@ struct ClientCrashTests {
         let cursors = coachHeard.cursors
         #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count, "cursors only grow")
         #expect(await clientSide.unacknowledged.isEmpty)
+        #expect(!clientHeard.disconnects.isEmpty && !coachHeard.disconnects.isEmpty, "both sides lost the server and came back")
         // The history holds the 200 once each.
         var stored: [Message] = []
         var before: Int?
