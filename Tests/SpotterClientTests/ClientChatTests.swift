@@ -46,6 +46,21 @@ struct ClientChatTests {
         let threads = try await clientSide.threads()
         #expect(threads.threads.map(\.threadId) == [thread])
 
+        // A video session: the coach invites, both hear the `session` event, the client's calendar lists it.
+        let start = Int(Date().timeIntervalSince1970) + 86_400
+        let invited = try await coachSide.command("session.invite", [
+            "thread_id": .string(thread), "start": .int(start), "duration_minutes": 30, "purpose": "Form check",
+        ], as: VideoSession.self)
+        #expect(invited.status == "invited")
+        try await eventually("the session event at the client") {
+            clientHeard.all.contains { if case .session(let event) = $0 { event.session.id == invited.id } else { false } }
+        }
+        let calendar = try await clientSide.sessions(from: start - 3600, to: start + 3600)
+        #expect(calendar.sessions.map(\.id) == [invited.id])
+        #expect(calendar.nextCursor == nil)
+        let badRange = await refusal { _ = try await clientSide.sessions(from: start, to: start - 1) }
+        #expect(badRange?.code == "out_of_range")
+
         // Errors: a command, sends (which leave the outbox), HTTP.
         let unknown = await refusal { _ = try await clientSide.command("teleport") }
         #expect(unknown?.code == "unknown_command")
