@@ -11,7 +11,8 @@ import PackageDescription
 
 let package = Package(
     name: "spotter",
-    platforms: [.macOS(.v15)],
+    // iOS: for SpotterClient (the package an iOS app adds; the server's modules are not built for it).
+    platforms: [.macOS(.v15), .iOS(.v16)],
     products: [
         .executable(name: "spotter", targets: ["spotter"]),
         .executable(name: "spotter-echo-bench", targets: ["EchoBench"]),
@@ -20,6 +21,9 @@ let package = Package(
         .executable(name: "spotter-dashboard-bench", targets: ["DashboardBench"]),
         .executable(name: "spotter-slots-bench", targets: ["SlotsBench"]),
         .executable(name: "spotter-log-bench", targets: ["LogBench"]),
+        // The Swift package an iOS app adds to talk to Spotter (issue 32), and its command-line example.
+        .library(name: "SpotterClient", targets: ["SpotterClient"]),
+        .executable(name: "spotter-chat", targets: ["SpotterChat"]),
     ],
     // Exact versions: this is an application, and a fresh clone must build what was tested. (Package.resolved
     // stays out of git: this machine's package mirror has its own commit ids.)
@@ -157,6 +161,17 @@ let package = Package(
             ]
         ),
 
+        // The client library for apps (iOS 16+, macOS 13+ APIs, Linux): depends on no server module. On Linux its
+        // socket is built on the pure WebSocket codec (swift-corelibs-foundation's URLSessionWebSocketTask needs a
+        // libcurl with WebSockets); on Apple platforms it uses URLSessionWebSocketTask. Sources/SpotterClient/README.md.
+        .target(
+            name: "SpotterClient",
+            dependencies: [.target(name: "WebSocket", condition: .when(platforms: [.linux]))],
+            exclude: ["README.md"]
+        ),
+        // `spotter-chat`: signs in and chats from stdin, through SpotterClient.
+        .executableTarget(name: "SpotterChat", dependencies: ["SpotterClient"], path: "Examples/SpotterChat"),
+
         // Thumbnails: JPEG and PNG decoded (bounded in pixels before decoding), scaled and encoded as a small JPEG.
         // Pure and blocking (no files, no loop): the server calls it on the worker pool.
         .target(name: "SpotterImages", dependencies: ["CJPEG", "CPNG"]),
@@ -277,6 +292,9 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
         .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
+        // SpotterClient against the real `spotter` binary over real sockets (kill -9 included), and its wire types
+        // against Protocol/'s transcripts and schemas.
+        .testTarget(name: "SpotterClientTests", dependencies: ["SpotterClient", "TestSupport"]),
         .testTarget(name: "SpotterImagesTests", dependencies: ["SpotterImages"]),
         .testTarget(name: "SpotterPushCryptoTests", dependencies: ["SpotterPushCrypto", "Base64Codec", "SeededRandom"]),
         // The providers against local stand-ins (Tests/scripts/push-standins.py: h2, PyJWT, http_ece).
