@@ -170,7 +170,7 @@ let package = Package(
             exclude: ["README.md"]
         ),
         // `spotter-chat`: signs in and chats from stdin, through SpotterClient.
-        .executableTarget(name: "SpotterChat", dependencies: ["SpotterClient"], path: "Examples/SpotterChat"),
+        .executableTarget(name: "SpotterChat", dependencies: ["SpotterClient"]),
 
         // Thumbnails: JPEG and PNG decoded (bounded in pixels before decoding), scaled and encoded as a small JPEG.
         // Pure and blocking (no files, no loop): the server calls it on the worker pool.
