@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Profiles one fresh server under the chat scenario (issue 33): perf record -g on the server for part of the
+# window, each server thread's CPU, the loop's stall counters from /metrics (servers that have them), and the
+# generator's figures. Bounded in time; 127.0.0.1 only; stops only what it started (by PID).
+#
+#   LoadTests/run-profile.sh RATE [DURATION] [OUT_DIR]
+#   SPOTTER_BIN=/tmp/tail-baseline/spotter LoadTests/run-profile.sh 10000 20 /tmp/prof-base-10k
+#
+# Settings: PAIRS [5000], PERF [1] (0: no perf, just the figures), PERF_SECONDS [8] (recorded from 4 s into the
+# window), SCRATCH [.build] for spotter-load. Writes to OUT_DIR: chat.json / chat.md (spotter-load), threads.txt
+# (per-thread CPU over the run), metrics.txt (/metrics at the end), perf.data and perf-children.txt /
+# perf-self.txt (perf report, loop thread and all threads).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+RATE=${1:?rate}
+DURATION=${2:-20}
+OUT=${3:-/tmp/spotter-profile-$RATE}
+PAIRS=${PAIRS:-5000}
+PERF=${PERF:-1}
+PERF_SECONDS=${PERF_SECONDS:-8}
+SCRATCH=${SCRATCH:-.build}
+SERVER=${SPOTTER_BIN:-$ROOT/$SCRATCH/release/spotter}
+LOAD=$ROOT/$SCRATCH/release/spotter-load
+mkdir -p "$OUT"
+DATA=$(mktemp -d /tmp/spotter-profile.XXXXXX)
+PASSWORD="profile-$RANDOM$RANDOM"
+PORT=$((20000 + RANDOM % 30000))
+SERVER_PID=""
+PERF_PID=""
+cleanup() {
+    if [ -n "$PERF_PID" ]; then kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true; fi
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$DATA"
+}
+trap cleanup EXIT
+SPOTTER_ADMIN_PASSWORD="$PASSWORD" "$SERVER" admin create-admin --data-dir "$DATA" --email admin@load.test --full-name Load >/dev/null
+"$SERVER" serve --port "$PORT" --data-dir "$DATA" --log-level warning --idle-timeout 120 --load-test-provisioning \
+    >"$OUT/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+echo "== server $SERVER_PID on $PORT; load $(cat /proc/loadavg)"
+SPOTTER_LOAD_ADMIN_PASSWORD="$PASSWORD" timeout $((DURATION + 120)) "$LOAD" chat --port "$PORT" --server-pid "$SERVER_PID" \
+    --admin-email admin@load.test --pairs "$PAIRS" --rate "$RATE" --duration "$DURATION" --warmup 3 \
+    --json "$OUT/chat.json" --markdown "$OUT/chat.md" --max-run-seconds $((DURATION + 90)) >"$OUT/chat.out" 2>"$OUT/chat.progress" &
+GEN=$!
+# The window starts after the connects and the warm-up: wait for the generator to say it sends.
+for _ in $(seq 1 600); do grep -q "warm-up\|sending\|window" "$OUT/chat.progress" 2>/dev/null && break; sleep 0.1; done
+sleep 4
+if [ "$PERF" = 1 ]; then
+    perf record -g -F 499 -p "$SERVER_PID" -o "$OUT/perf.data" -- sleep "$PERF_SECONDS" >/dev/null 2>"$OUT/perf.log" || true
+fi
+wait "$GEN" || echo "!! spotter-load exit status $?" >&2
+for task in /proc/"$SERVER_PID"/task/*; do
+    awk -v tid="${task##*/}" '{ sub(/^[^)]*\) /, ""); print tid, $12 + $13, "ticks" }' "$task/stat" 2>/dev/null \
+        | paste - <(cat "$task/comm" 2>/dev/null)
+done | sort -k2 -nr >"$OUT/threads.txt"
+curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics.txt" || true
+if [ "$PERF" = 1 ] && [ -s "$OUT/perf.data" ]; then
+    perf report -i "$OUT/perf.data" --children --no-demangle --stdio --percent-limit 1.5 2>/dev/null \
+        | swift demangle --simplified | grep -v '^$' | head -400 >"$OUT/perf-children.txt" || true
+    perf report -i "$OUT/perf.data" --no-children --stdio -g none --percent-limit 0.4 2>/dev/null \
+        | swift demangle --simplified | grep -v '^$' | head -120 >"$OUT/perf-self.txt" || true
+fi
+cat "$OUT/chat.out"
+grep -E "^spotter_loop_(stalls_total|longest)" "$OUT/metrics.txt" || true
+echo "== results in $OUT"
