@@ -7,7 +7,7 @@
 #   SPOTTER_BIN=/tmp/tail-baseline/spotter LoadTests/run-profile.sh 10000 20 /tmp/prof-base-10k
 #
 # Settings: PAIRS [5000], PERF [1] (0: no perf, just the figures), PERF_SECONDS [8] (recorded from 4 s into the
-# window), SCRATCH [.build] for spotter-load. Writes to OUT_DIR: chat.json / chat.md (spotter-load), threads.txt
+# window), SCRATCH [.build] for spotter-load (LOAD_BIN: another one). Writes to OUT_DIR: chat.json / chat.md (spotter-load), threads.txt
 # (per-thread CPU over the run), metrics.txt (/metrics at the end), perf.data and perf-children.txt /
 # perf-self.txt (perf report, loop thread and all threads).
 set -euo pipefail
@@ -21,7 +21,7 @@ PERF=${PERF:-1}
 PERF_SECONDS=${PERF_SECONDS:-8}
 SCRATCH=${SCRATCH:-.build}
 SERVER=${SPOTTER_BIN:-$ROOT/$SCRATCH/release/spotter}
-LOAD=$ROOT/$SCRATCH/release/spotter-load
+LOAD=${LOAD_BIN:-$ROOT/$SCRATCH/release/spotter-load}
 mkdir -p "$OUT"
 DATA=$(mktemp -d /tmp/spotter-profile.XXXXXX)
 PASSWORD="profile-$RANDOM$RANDOM"
