@@ -5,7 +5,7 @@ the functions most often on its stacks; and, with --under NAME, what the samples
 their time in (the callees, inclusive).
 
   perf script -i perf.data -F tid,time,ip,sym | swift demangle --simplified > stacks.txt
-  LoadTests/perf-stalls.py stacks.txt --tid PID [--gap-ms 4] [--min-ms 10] [--under Server.sweep]
+  LoadTests/perf-stalls.py stacks.txt --tid PID [--gap-ms 4] [--min-ms 10] [--under Server.sweep] [--bursts Server.sweep]
 
 A run is a sequence of the thread's samples no more than --gap-ms apart (at -F 499 a busy thread is sampled
 every ~2 ms); one longer than --min-ms is printed. Wall-clock runs include time the thread was busy in the
@@ -36,6 +36,9 @@ def main():
     parser.add_argument("--min-ms", type=float, default=10)
     parser.add_argument("--under", action="append", default=[])
     parser.add_argument("--top", type=int, default=8)
+    parser.add_argument("--bursts", action="append", default=[],
+                        help="NAME: the samples with NAME on the stack grouped into bursts (gaps under 100 ms): one "
+                             "burst per call of a periodic job, its samples × the period ≈ its CPU time")
     args = parser.parse_args()
     all_samples = list(samples(args.stacks, args.tid))
     if not all_samples:
@@ -55,6 +58,15 @@ def main():
         top = "; ".join(f"{name[:70]} {100 * n // len(r)}%" for name, n in counts.most_common(args.top)
                         if "main" not in name and "uv_run" not in name)
         print(f"  t={r[0][0]:.3f} {1000 * (r[-1][0] - r[0][0]):.1f} ms, {len(r)} samples: {top}")
+    for name in args.bursts:
+        times = [t for t, stack in all_samples if any(name in f for f in stack)]
+        bursts = []
+        for t in times:
+            if bursts and t - bursts[-1][-1] < 0.1: bursts[-1].append(t)
+            else: bursts.append([t])
+        sizes = sorted(len(b) for b in bursts)
+        print(f"\n{name}: {len(times)} samples in {len(bursts)} bursts; samples per burst (sorted): {sizes}; "
+              f"spans ms: {sorted(round(1000 * (b[-1] - b[0]), 1) for b in bursts)}")
     for name in args.under:
         under = [stack for _, stack in all_samples if any(name in f for f in stack)]
         print(f"\nsamples with {name} on the stack: {len(under)} of {len(all_samples)}")
