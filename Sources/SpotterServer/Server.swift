@@ -56,6 +56,11 @@ public final class Server: @unchecked Sendable {
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
+    /// The sweep's pass under way, a slice of the connections per loop iteration (`Server+Sweep`).
+    var sweepPass = SweepPass()
+    /// How long each loop iteration kept the loop from polling (`spotter_loop_*` at `/metrics`).
+    private(set) var iterationMeter: IterationMeter?
+    lazy var loopMetrics = LoopMetrics(metrics)
     private var checkpointTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
     /// New connections speak TLS made from this when set (`Server+TLS`); replaced on a reload. Loop thread.
@@ -202,6 +207,7 @@ public final class Server: @unchecked Sendable {
             throw error
         }
         loop.everyIteration { [outbound] in outbound.checkBackedUpAccounts() }
+        iterationMeter = IterationMeter(loop: loop)
         removeLeftoverUploads()
         startedAt = loop.nowMilliseconds
         let timer = Timer(loop: loop)
@@ -334,7 +340,7 @@ public final class Server: @unchecked Sendable {
     private func sweep() {
         let now = loop.nowMilliseconds
         api.pruneLimiters()
-        for connection in connections.values { connection.sweep(now: now) }
+        beginSweepPass()
         if isDraining && now >= drainDeadline {
             logger.warning("shutdown grace elapsed; dropping connections", metadata: ["open": "\(connections.count)"])
             for connection in connections.values { connection.tcp.close() }
