@@ -7,7 +7,7 @@
 #   SPOTTER_BIN=/tmp/tail-baseline/spotter LoadTests/run-profile.sh 10000 20 /tmp/prof-base-10k
 #
 # Settings: PAIRS [5000], PERF [1] (0: no perf, just the figures), PERF_SECONDS [8] (recorded from 4 s into the
-# window), SCRATCH [.build] for spotter-load (LOAD_BIN: another one). Writes to OUT_DIR: chat.json / chat.md (spotter-load), threads.txt
+# window; metrics-window.txt: the loop's stall counters over the measured window), SCRATCH [.build] for spotter-load (LOAD_BIN: another one). Writes to OUT_DIR: chat.json / chat.md (spotter-load), threads.txt
 # (per-thread CPU over the run), metrics.txt (/metrics at the end), perf.data and perf-children.txt /
 # perf-self.txt (perf report, loop thread and all threads).
 set -euo pipefail
@@ -50,10 +50,32 @@ SPOTTER_LOAD_ADMIN_PASSWORD="$PASSWORD" timeout $((DURATION + 120)) "$LOAD" chat
 GEN=$!
 # The window starts after the connects and the warm-up: wait for the generator to say it sends.
 for _ in $(seq 1 600); do grep -q "warm-up\|sending\|window" "$OUT/chat.progress" 2>/dev/null && break; sleep 0.1; done
-sleep 4
+# /metrics at the start of the measured window (after the warm-up) and at its end: the loop's stall counters of
+# the window alone (metrics-window.txt; the connects and provisioning before it have long iterations of their own).
+WINDOW_START=$(date +%s.%N)
+sleep 3
+curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics-start.txt" || true
+sleep 1
 if [ "$PERF" = 1 ]; then
     perf record -g -F 499 -p "$SERVER_PID" -o "$OUT/perf.data" -- sleep "$PERF_SECONDS" >/dev/null 2>"$OUT/perf.log" || true
 fi
+left=$(echo "$WINDOW_START + 3 + $DURATION - $(date +%s.%N)" | bc)
+if [ "$(echo "$left > 0" | bc)" = 1 ]; then sleep "$left"; fi
+curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics-end.txt" || true
+python3 - "$OUT/metrics-start.txt" "$OUT/metrics-end.txt" >"$OUT/metrics-window.txt" <<'PY' || true
+import sys
+def read(path):
+    values = {}
+    for line in open(path):
+        if line.startswith("spotter_loop_"):
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    return values
+start, end = read(sys.argv[1]), read(sys.argv[2])
+for name in sorted(end):
+    if "longest" in name: print(f"{name} {end[name]} (longest in the window)")
+    else: print(f"{name} {end[name] - start.get(name, 0):.0f} (in the window)")
+PY
 wait "$GEN" || echo "!! spotter-load exit status $?" >&2
 for task in /proc/"$SERVER_PID"/task/*; do
     awk -v tid="${task##*/}" '{ sub(/^[^)]*\) /, ""); print tid, $12 + $13, "ticks" }' "$task/stat" 2>/dev/null \
@@ -67,5 +89,5 @@ if [ "$PERF" = 1 ] && [ -s "$OUT/perf.data" ]; then
         | swift demangle --simplified | grep -v '^$' | head -120 >"$OUT/perf-self.txt" || true
 fi
 cat "$OUT/chat.out"
-grep -E "^spotter_loop_(stalls_total|longest)" "$OUT/metrics.txt" || true
+cat "$OUT/metrics-window.txt" 2>/dev/null || true
 echo "== results in $OUT"
