@@ -54,12 +54,17 @@ for _ in $(seq 1 600); do grep -q "warm-up\|sending\|window" "$OUT/chat.progress
 # the window alone (metrics-window.txt; the connects and provisioning before it have long iterations of their own).
 WINDOW_START=$(date +%s.%N)
 sleep 3
+# The disk's floor on the data's file system during the window (FLOOR_BIN: LoadTests/run-floor.sh's program,
+# FLOOR_BUILD_ONLY=PATH LoadTests/run-floor.sh builds it): one 4 KiB append + fdatasync every 20 ms.
+FLOOR_PID=""
+if [ -n "${FLOOR_BIN:-}" ]; then "$FLOOR_BIN" -s -n 100000 -i 20 -t "$DURATION" -d "$DATA" >"$OUT/floor.txt" 2>/dev/null & FLOOR_PID=$!; fi
 curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics-start.txt" || true
 sleep 1
 if [ "$PERF" = 1 ]; then
     perf record -g -F 499 -p "$SERVER_PID" -o "$OUT/perf.data" -- sleep "$PERF_SECONDS" >/dev/null 2>"$OUT/perf.log" || true
 fi
-left=$(echo "$WINDOW_START + 3 + $DURATION - $(date +%s.%N)" | bc)
+# 1 s before the window ends: right after it the generator closes its 10,000 sockets, a burst of its own.
+left=$(echo "$WINDOW_START + 3 + $DURATION - 1 - $(date +%s.%N)" | bc)
 if [ "$(echo "$left > 0" | bc)" = 1 ]; then sleep "$left"; fi
 curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics-end.txt" || true
 python3 - "$OUT/metrics-start.txt" "$OUT/metrics-end.txt" >"$OUT/metrics-window.txt" <<'PY' || true
@@ -90,4 +95,6 @@ if [ "$PERF" = 1 ] && [ -s "$OUT/perf.data" ]; then
 fi
 cat "$OUT/chat.out"
 cat "$OUT/metrics-window.txt" 2>/dev/null || true
+if [ -n "$FLOOR_PID" ]; then wait "$FLOOR_PID" 2>/dev/null || true; fi
+cat "$OUT/floor.txt" 2>/dev/null || true
 echo "== results in $OUT"

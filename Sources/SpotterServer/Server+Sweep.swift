@@ -2,13 +2,15 @@ import EventLoop
 
 /// The once-a-second sweep of every connection (request and idle deadlines, pings, token expiry), spread over
 /// loop iterations: one pass takes the connections open when it starts and sweeps at most `sweepSlice` of them
-/// per iteration, so 10,000 sockets never hold the loop for one long stretch (it was 5–10 ms at 10,000 sockets,
+/// per iteration (one every millisecond or so), so 10,000 sockets never hold the loop for one long stretch (it was 5–10 ms at 10,000 sockets,
 /// every second, while every other socket waited). A connection is swept at most once per pass; one opened
 /// during a pass waits for the next.
 struct SweepPass {
     /// Connection ids still to sweep in this pass.
     var pending: [UInt64] = []
-    /// Fires on the next iteration while the pass is not done (a 0 ms timer keeps the loop from sleeping).
+    /// Fires on the next iteration while the pass is not done. 1 ms, not 0: libuv (1.44) runs a timer started
+    /// with 0 from a timer callback again in the same pass over the timers, so every slice would run in one
+    /// iteration after all (the loop's stall counters showed it: one >10 ms iteration a second remained).
     var next: Timer?
 }
 
@@ -33,6 +35,6 @@ extension Server {
         let timer = sweepPass.next ?? Timer(loop: loop)
         sweepPass.next = timer
         guard !timer.isClosed else { return }  // the loop is closing its handles
-        timer.start(after: 0) { [weak self] in self?.sweepNextSlice() }
+        timer.start(after: 1) { [weak self] in self?.sweepNextSlice() }
     }
 }
