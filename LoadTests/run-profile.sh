@@ -26,6 +26,10 @@ mkdir -p "$OUT"
 DATA=$(mktemp -d /tmp/spotter-profile.XXXXXX)
 PASSWORD="profile-$RANDOM$RANDOM"
 PORT=$((20000 + RANDOM % 30000))
+for _ in $(seq 1 50); do  # a port nothing listens on (a run once died of EADDRINUSE)
+    [ -n "$(ss -Htln "sport = :$PORT" 2>/dev/null)" ] || break
+    PORT=$((20000 + RANDOM % 30000))
+done
 SERVER_PID=""
 PERF_PID=""
 cleanup() {
