@@ -336,7 +336,7 @@ if [ "$FLOOR" = 1 ]; then
 fi
 # The directory whose file system holds the scenario's data.
 floor_dir() { if [ "$1" = postgres ] && [ -n "${PG_WORK:-}" ]; then echo "$PG_WORK"; else echo "$DATA_DIR"; fi; }
-# floor_begin STORE: the quiet probe now (FLOOR_QUIET), then a light one in the background until floor_end.
+# floor_begin STORE: the quiet probe now (FLOOR_QUIET), then a light one in the background until floor_stop.
 floor_begin() {
     FLOOR_QUIET=""
     [ -n "$FLOOR_BIN" ] || return 0
@@ -346,12 +346,16 @@ floor_begin() {
     "$FLOOR_BIN" -s -n 10000000 -i "$FLOOR_INTERVAL_MS" -t 3600 -d "$dir" >"$DATA_DIR/floor-during.txt" 2>/dev/null &
     FLOOR_PID=$!
 }
-# floor_end RESULT_JSON: stops the background probe; prints NAME.md's floor rows.
-floor_end() {
+# floor_stop: stops the background probe (in this shell: it is this shell's child), which then prints its figures.
+floor_stop() {
     [ -n "$FLOOR_PID" ] || return 0
     kill -TERM "$FLOOR_PID" 2>/dev/null || true
     wait "$FLOOR_PID" 2>/dev/null || true
     FLOOR_PID=""
+}
+# floor_rows RESULT_JSON: NAME.md's floor rows (after floor_stop).
+floor_rows() {
+    [ -n "$FLOOR_BIN" ] || return 0
     python3 - "$FLOOR_QUIET" "$(cat "$DATA_DIR/floor-during.txt" 2>/dev/null)" "$1" "$FLOOR_INTERVAL_MS" <<'PY'
 import json, sys
 def parse(line):
@@ -416,7 +420,8 @@ run_scenario() {  # name, bound in seconds, spotter-load options...
     if [ "$generators" -gt 1 ]; then wait_until_holding "$result" "$generators" "$bound"; rss_holding=$(rss_each); fi
     for g in "${gens[@]}"; do wait "$g" || s=$?; done
     local side_rows floor_rows
-    floor_rows=$(floor_end "$OUT_DIR/${outs[0]}.json")
+    floor_stop
+    floor_rows=$(floor_rows "$OUT_DIR/${outs[0]}.json")
     side_rows=$(side_cpu_rows "$cpu_before" "$(side_cpu "$store")" "$OUT_DIR/${outs[0]}.json")
     if [ -n "$floor_rows" ]; then side_rows=$(printf '%s\n%s' "$floor_rows" "$side_rows" | sed '/^$/d'); fi
     if [ -n "$side_rows" ]; then echo "$side_rows" >> "$OUT_DIR/${outs[-1]}.out"; fi
