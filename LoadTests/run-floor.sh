@@ -13,6 +13,11 @@
 # a core the server must spend on persistence at a given rate, at least. Compare the server's
 # persisted-records/s and per-record CPU against the row with its typical batch size.
 #
+# The disk's floor alone: `LoadTests/run-floor.sh -s [-n SYNCS] [-i MS] [-t SECONDS] [-d DIR]` times write +
+# fdatasync of a 4 KiB append (p50/p90/p99/max in ms, one key=value line); run-load.sh runs it beside every
+# scenario on the data dir's file system. FLOOR_BUILD_ONLY=PATH only compiles the program to PATH (run-load.sh
+# builds it once that way).
+#
 # Needs gcc and the SQLite headers (apt-get install -y gcc libsqlite3-dev). Extra arguments are
 # passed to the program, e.g.  LoadTests/run-floor.sh -n 50000
 # Data goes to a `mktemp -d` directory under $TMPDIR (default /tmp): point TMPDIR at the disk
@@ -25,6 +30,11 @@ if ! command -v gcc >/dev/null 2>&1 || [ ! -f /usr/include/sqlite3.h ]; then
     echo "run-floor: needs gcc and the SQLite headers (/usr/include/sqlite3.h)." >&2
     echo "  install with: apt-get install -y gcc libsqlite3-dev" >&2
     exit 1
+fi
+
+if [ -n "${FLOOR_BUILD_ONLY:-}" ]; then
+    gcc -O2 -Wall -Wextra -o "$FLOOR_BUILD_ONLY" floor/floor.c -lsqlite3
+    exit 0
 fi
 
 work=$(mktemp -d)

@@ -37,6 +37,11 @@
 #   SCRATCH [.build]    swift build --scratch-path
 #   SKIP_BUILD [0]      1: use the binaries already built
 #   SPOTTER_BIN         the server binary to run [$SCRATCH/release/spotter]
+#   FLOOR [1]           0: skip the disk's floor. With 1, each scenario is measured beside the floor of the file
+#                       system holding the data (the data dir; PostgreSQL's with LOAD_STORE=postgres): write +
+#                       fdatasync of a 4 KiB append (LoadTests/run-floor.sh -s), FLOOR_QUIET_SYNCS [300] quiet ones just
+#                       before the generator, then one every FLOOR_INTERVAL_MS [20] while it runs; NAME.md gets both
+#                       and p99 send→ack ÷ p99 fdatasync
 #   LOAD_STORE [sqlite] postgres: each server keeps everything in a fresh database of a throwaway
 #                       PostgreSQL cluster started for the run (LoadTests/pg-throwaway.sh), fsync on
 # Chat and idle run the issue's 60 s; fan-in (15 s) and the ceiling steps
@@ -316,6 +321,64 @@ PY
     for g in $(seq 1 "$generators"); do echo; sed 's/^### /#### /' "$OUT_DIR/$name-$g.md"; done >> "$OUT_DIR/$name.md"
 }
 
+# The disk's floor beside each scenario (LoadTests/run-floor.sh -s, the same program as run-floor.sh's).
+FLOOR=${FLOOR:-1}
+FLOOR_QUIET_SYNCS=${FLOOR_QUIET_SYNCS:-300}
+FLOOR_INTERVAL_MS=${FLOOR_INTERVAL_MS:-20}
+FLOOR_BIN=""
+FLOOR_PID=""
+if [ "$FLOOR" = 1 ]; then
+    FLOOR_BIN=$(mktemp /tmp/spotter-floor.XXXXXX)
+    if ! FLOOR_BUILD_ONLY="$FLOOR_BIN" LoadTests/run-floor.sh; then
+        echo "run-load: the disk's floor is not measured (LoadTests/run-floor.sh could not build it)" >&2
+        rm -f "$FLOOR_BIN"; FLOOR_BIN=""
+    fi
+fi
+# The directory whose file system holds the scenario's data.
+floor_dir() { if [ "$1" = postgres ] && [ -n "${PG_WORK:-}" ]; then echo "$PG_WORK"; else echo "$DATA_DIR"; fi; }
+# floor_begin STORE: the quiet probe now (FLOOR_QUIET), then a light one in the background until floor_stop.
+floor_begin() {
+    FLOOR_QUIET=""
+    [ -n "$FLOOR_BIN" ] || return 0
+    local dir
+    dir=$(floor_dir "$1")
+    FLOOR_QUIET=$("$FLOOR_BIN" -s -n "$FLOOR_QUIET_SYNCS" -t 10 -d "$dir" 2>/dev/null || true)
+    "$FLOOR_BIN" -s -n 10000000 -i "$FLOOR_INTERVAL_MS" -t 3600 -d "$dir" >"$DATA_DIR/floor-during.txt" 2>/dev/null &
+    FLOOR_PID=$!
+}
+# floor_stop: stops the background probe (in this shell: it is this shell's child), which then prints its figures.
+floor_stop() {
+    [ -n "$FLOOR_PID" ] || return 0
+    kill -TERM "$FLOOR_PID" 2>/dev/null || true
+    wait "$FLOOR_PID" 2>/dev/null || true
+    FLOOR_PID=""
+}
+# floor_rows RESULT_JSON: NAME.md's floor rows (after floor_stop).
+floor_rows() {
+    [ -n "$FLOOR_BIN" ] || return 0
+    python3 - "$FLOOR_QUIET" "$(cat "$DATA_DIR/floor-during.txt" 2>/dev/null)" "$1" "$FLOOR_INTERVAL_MS" <<'PY'
+import json, sys
+def parse(line):
+    fields = dict(part.split("=", 1) for part in line.split()[1:] if "=" in part)
+    return fields if int(fields.get("samples", "0")) > 0 else None
+quiet, during = parse(sys.argv[1]), parse(sys.argv[2])
+def text(f):
+    return f"p50 {float(f['p50_ms']):.2f} / p99 {float(f['p99_ms']):.2f} / max {float(f['max_ms']):.2f} ms ({f['samples']} syncs)" if f else "not measured"
+print(f"| disk floor: write + fdatasync of a 4 KiB append, data's file system | quiet, just before: {text(quiet)}; "
+      f"during the run (one every {sys.argv[4]} ms): {text(during)} |")
+try:
+    ack = json.load(open(sys.argv[3]))["traffic"]["ack_latency_micros"]
+except Exception:
+    ack = None
+if ack and ack.get("samples", 0) > 0:
+    ratios = [f"{ack['p99'] / 1000 / float(f['p99_ms']):.1f}× the {label} floor's p99"
+              for label, f in (("run's", during), ("quiet", quiet)) if f and float(f["p99_ms"]) > 0]
+    if ratios:
+        print(f"| p99 send→ack ÷ p99 fdatasync | {ack['p99'] / 1000:.2f} ms: " + ", ".join(ratios) + " |")
+PY
+}
+trap 'if [ -n "$FLOOR_PID" ]; then kill "$FLOOR_PID" 2>/dev/null || true; fi; [ -z "$FLOOR_BIN" ] || rm -f "$FLOOR_BIN"; stop_receiver; stop_servers; pg_throwaway_stop' EXIT
+
 status=0
 run_scenario() {  # name, bound in seconds, spotter-load options...
     local name=$1 bound=$2
@@ -344,6 +407,7 @@ run_scenario() {  # name, bound in seconds, spotter-load options...
         fi
     fi
     local cpu_before gens=() outs=() accounts g s=0 rss_before rss_holding
+    floor_begin "$store"
     cpu_before=$(side_cpu "$store")
     rss_before=$(rss_each)
     for g in $(seq 1 "$generators"); do
@@ -355,8 +419,11 @@ run_scenario() {  # name, bound in seconds, spotter-load options...
     done
     if [ "$generators" -gt 1 ]; then wait_until_holding "$result" "$generators" "$bound"; rss_holding=$(rss_each); fi
     for g in "${gens[@]}"; do wait "$g" || s=$?; done
-    local side_rows
+    local side_rows floor_rows
+    floor_stop
+    floor_rows=$(floor_rows "$OUT_DIR/${outs[0]}.json")
     side_rows=$(side_cpu_rows "$cpu_before" "$(side_cpu "$store")" "$OUT_DIR/${outs[0]}.json")
+    if [ -n "$floor_rows" ]; then side_rows=$(printf '%s\n%s' "$floor_rows" "$side_rows" | sed '/^$/d'); fi
     if [ -n "$side_rows" ]; then echo "$side_rows" >> "$OUT_DIR/${outs[-1]}.out"; fi
     if [ "$generators" -gt 1 ]; then
         combine_generators "$result" "$generators" "$rss_before" "$rss_holding" "$side_rows"

@@ -16,9 +16,19 @@
  * 5,000 threads (threadNo = i % 5000 + 1, seq = i / 5000 + 1): what Spotter's writer sees under
  * the 5,000-pair chat load test. WAL auto-checkpointing is left at SQLite's default.
  *
- * Usage: floor [-n ROWS] [-d DIR]      (defaults: 200000 rows, /tmp)
+ * The disk's own floor (-s): appends 4 KiB to a file in DIR and fdatasyncs it, again and again, and prints the
+ * latency of each write + fdatasync as p50/p90/p99/max. This is what one group commit of the server's writer
+ * costs at least on that file system (SQLite's WAL commit is a write and an fdatasync), so ack latencies are
+ * read beside it. With -i MS it sleeps MS between syncs (a light probe running beside a load test); -t SECONDS
+ * bounds it in time, -n in samples; SIGTERM/SIGINT stop it early and it still prints what it measured. The
+ * file is replaced (not timed) every 16 MiB so the probe always appends, and removed at the end.
+ *
+ * Usage: floor [-n ROWS] [-d DIR]                        (defaults: 200000 rows, /tmp)
+ *        floor -s [-n SYNCS] [-i MS] [-t SECONDS] [-d DIR]  (defaults: 1000 syncs, 0 ms, no time bound)
  * Build: gcc -O2 -Wall -Wextra -o floor floor.c -lsqlite3
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,23 +152,118 @@ static void run_case(const char *dir, const char *layout, int with_index, long r
     remove_db(path);
 }
 
+/* ---- The fdatasync probe (-s) ---- */
+
+static volatile sig_atomic_t stop_probe = 0;
+
+static void on_stop(int signo) {
+    (void)signo;
+    stop_probe = 1;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile (0..1) of n sorted values, nearest rank. */
+static double quantile(const double *sorted, long n, double q) {
+    long rank = (long)(q * n + 0.999999);
+    if (rank < 1) rank = 1;
+    if (rank > n) rank = n;
+    return sorted[rank - 1];
+}
+
+static int open_probe_file(const char *path) {
+    unlink(path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0600);
+    if (fd < 0) {
+        perror("floor: open probe file");
+        exit(1);
+    }
+    return fd;
+}
+
+/* Appends 4 KiB + fdatasync up to `count` times (or `seconds`), `interval_ms` apart; prints the latencies. */
+static int run_sync_probe(const char *dir, long count, long interval_ms, double seconds) {
+    enum { BLOCK = 4096 };
+    const long file_limit = 16L << 20;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/floor-fdatasync-%ld.bin", dir, (long)getpid());
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_stop;
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+
+    double *samples = malloc(sizeof(double) * (size_t)count);
+    if (!samples) {
+        fprintf(stderr, "floor: out of memory\n");
+        return 1;
+    }
+    char block[BLOCK];
+    memset(block, 'f', sizeof block);
+    int fd = open_probe_file(path);
+    long written = 0, n = 0;
+    double start = wall_seconds();
+    while (n < count && !stop_probe && (seconds <= 0 || wall_seconds() - start < seconds)) {
+        if (written >= file_limit) {
+            close(fd);
+            fd = open_probe_file(path);
+            written = 0;
+        }
+        double t0 = wall_seconds();
+        if (write(fd, block, BLOCK) != BLOCK || fdatasync(fd) != 0) {
+            perror("floor: write/fdatasync");
+            break;
+        }
+        samples[n++] = (wall_seconds() - t0) * 1e3;
+        written += BLOCK;
+        if (interval_ms > 0 && !stop_probe) {
+            struct timespec pause = {interval_ms / 1000, (interval_ms % 1000) * 1000000L};
+            nanosleep(&pause, NULL);
+        }
+    }
+    close(fd);
+    unlink(path);
+    if (n == 0) {
+        printf("fdatasync samples=0\n");
+        free(samples);
+        return 1;
+    }
+    qsort(samples, (size_t)n, sizeof(double), compare_doubles);
+    /* One line, key=value, milliseconds: LoadTests/run-load.sh reads it. */
+    printf("fdatasync samples=%ld p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f seconds=%.1f\n", n,
+           quantile(samples, n, 0.50), quantile(samples, n, 0.90), quantile(samples, n, 0.99), samples[n - 1],
+           wall_seconds() - start);
+    free(samples);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    long rows = 200000;
+    long rows = -1, interval_ms = 0;
+    double seconds = 0;
+    int sync_probe = 0;
     const char *dir = "/tmp";
     int opt;
-    while ((opt = getopt(argc, argv, "n:d:h")) != -1) {
+    while ((opt = getopt(argc, argv, "n:d:si:t:h")) != -1) {
         switch (opt) {
         case 'n': rows = atol(optarg); break;
         case 'd': dir = optarg; break;
+        case 's': sync_probe = 1; break;
+        case 'i': interval_ms = atol(optarg); break;
+        case 't': seconds = atof(optarg); break;
         default:
-            fprintf(stderr, "usage: %s [-n ROWS] [-d DIR]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n ROWS] [-d DIR] | -s [-n SYNCS] [-i MS] [-t SECONDS] [-d DIR]\n", argv[0]);
             return opt == 'h' ? 0 : 2;
         }
     }
-    if (rows <= 0 || optind != argc) {
-        fprintf(stderr, "usage: %s [-n ROWS] [-d DIR]\n", argv[0]);
+    if (rows < 0) rows = sync_probe ? 1000 : 200000;
+    if (rows <= 0 || rows > 100000000L || interval_ms < 0 || interval_ms > 60000 || seconds < 0 || optind != argc) {
+        fprintf(stderr, "usage: %s [-n ROWS] [-d DIR] | -s [-n SYNCS] [-i MS] [-t SECONDS] [-d DIR]\n", argv[0]);
         return 2;
     }
+    if (sync_probe) return run_sync_probe(dir, rows, interval_ms, seconds);
 
     printf("SQLite %s\n", sqlite3_libversion());
     printf("command:");

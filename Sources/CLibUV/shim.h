@@ -9,6 +9,9 @@
 static inline size_t spotter_uv_tcp_size(void) { return sizeof(uv_tcp_t); }
 static inline size_t spotter_uv_write_size(void) { return sizeof(uv_write_t); }
 
+/* uv_loop_configure is variadic, which Swift cannot call: turns on uv_metrics_idle_time (IterationMeter). */
+static inline int spotter_uv_measure_idle_time(uv_loop_t *loop) { return uv_loop_configure(loop, UV_METRICS_IDLE_TIME); }
+
 /* uv_buf_init with Swift-friendly argument types. */
 static inline uv_buf_t spotter_uv_buf(void *base, size_t len) {
     return uv_buf_init((char *)base, (unsigned int)len);

@@ -37,6 +37,7 @@ extension Server {
             metrics.recordStore(writesInFlight: runner.pipeline.inFlight, totals: ServerMetrics.StoreTotals(
                 batches: totals.batches, jobs: totals.jobs, checkpointPasses: totals.checkpointPasses))
             for progress in consumers?.progress(newest: runner.pipeline.committedThrough) ?? [] { metrics.recordConsumer(progress) }
+            if let meter = iterationMeter { loopMetrics.record(meter.take()) }
             return .respond(HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: metrics.exposition()))

@@ -56,6 +56,11 @@ public final class Server: @unchecked Sendable {
 
     private var listener: TCPListener?
     private var sweepTimer: Timer?
+    /// The sweep's pass under way, a slice of the connections per loop iteration (`Server+Sweep`).
+    var sweepPass = SweepPass()
+    /// How long each loop iteration kept the loop from polling (`spotter_loop_*` at `/metrics`).
+    private(set) var iterationMeter: IterationMeter?
+    lazy var loopMetrics = LoopMetrics(metrics)
     private var checkpointTimer: Timer?
     private var signalWatchers: [SignalWatcher] = []
     /// New connections speak TLS made from this when set (`Server+TLS`); replaced on a reload. Loop thread.
@@ -206,6 +211,7 @@ public final class Server: @unchecked Sendable {
             throw error
         }
         loop.everyIteration { [outbound] in outbound.checkBackedUpAccounts() }
+        iterationMeter = IterationMeter(loop: loop)
         removeLeftoverUploads()
         startedAt = loop.nowMilliseconds
         let timer = Timer(loop: loop)
@@ -332,14 +338,14 @@ public final class Server: @unchecked Sendable {
 
     func leftHTTPPhase() { httpPhaseCount -= 1 }
 
-    /// Where upload bodies are streamed while they arrive (`<attachments>/incoming`); emptied at start.
+    /// Where upload bodies are streamed while they arrive (`<attachments>/incoming`); leftovers untouched for an hour are removed at start.
     public var incomingUploadsDirectory: String { api.services.attachments.directory + "/incoming" }
 
     private func sweep() {
         let now = loop.nowMilliseconds
         api.pruneLimiters()
         if runner.follower != nil { api.pollRevocations() }  // the cluster's safety net for a lost `account` record
-        for connection in connections.values { connection.sweep(now: now) }
+        beginSweepPass()
         if isDraining && now >= drainDeadline {
             logger.warning("shutdown grace elapsed; dropping connections", metadata: ["open": "\(connections.count)"])
             for connection in connections.values { connection.tcp.close() }

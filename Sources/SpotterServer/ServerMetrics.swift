@@ -13,7 +13,7 @@ typealias Gauge = CoreMetrics.Gauge
 /// factory instead of the process-wide bootstrap.
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
+    let factory: PrometheusMetricsFactory
 
     let connectionsOpen: Meter
     let connectionsAccepted: Counter

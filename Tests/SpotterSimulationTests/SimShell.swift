@@ -30,8 +30,8 @@ final class SimShell {
     private var recoveryStarted = false
     private(set) var checkpointing = false
     /// The parts of the checkpoint under way not yet handed to the log (each is handed over when the one before
-    /// it is written).
-    private var unsubmittedParts: [[ThreadSnapshot]] = []
+    /// it is written, its snapshots made then), as thread numbers.
+    private var unsubmittedParts: [[Int64]] = []
     /// Every record up to this position was in what the process loaded (at start, or rebuilding after a failed
     /// append).
     private(set) var loadedPosition: Int64
@@ -292,17 +292,26 @@ final class SimShell {
     /// At a graceful stop, after the loop stopped: every part at once.
     func checkpointBeforeStop() {
         if options.fixes.contains(.finishCheckpointAtStop) {
-            for part in unsubmittedParts { for snapshot in part { core.chat.markDirty(no: snapshot.no) } }
+            for part in unsubmittedParts { for no in part { core.chat.markDirty(no: no) } }
         }
         let through = checkpointMark
         guard !pipeline.recovering, let parts = takeCheckpointParts() else { return }
+        pipeline.flush()
         for index in parts.indices {
-            log.checkpoint(parts[index], first: index == 0, last: index == parts.count - 1, through: through) { _ in }
+            log.checkpoint(snapshots(parts[index]), first: index == 0, last: index == parts.count - 1, through: through) { _ in }
         }
     }
 
-    private func takeCheckpointParts() -> [[ThreadSnapshot]]? {
-        var snapshots = core.chat.takeDirty()
+    private func takeCheckpointParts() -> [[Int64]]? {
+        let numbers = core.chat.takeDirtyNumbers()
+        guard !numbers.isEmpty else { return nil }
+        let size = options.checkpointPart
+        return stride(from: 0, to: numbers.count, by: size).map { Array(numbers[$0..<min($0 + size, numbers.count)]) }
+    }
+
+    /// A part's snapshots, made when it is handed to the log (`CoreRunner.writeCheckpoint`).
+    private func snapshots(_ numbers: [Int64]) -> [ThreadSnapshot] {
+        var snapshots = core.chat.snapshots(of: numbers)
         if !options.fixes.contains(.receiptsWithinSeqs) {
             // As before the fix: the positions as decided, past the committed seq the snapshot saves.
             snapshots = snapshots.map { saved in
@@ -313,18 +322,16 @@ final class SimShell {
                                       clientDelivered: thread.deliveredSeq(.client), clientRead: thread.readSeq(.client))
             }
         }
-        guard !snapshots.isEmpty else { return nil }
-        pipeline.flush()
-        let size = options.checkpointPart
-        return stride(from: 0, to: snapshots.count, by: size).map { Array(snapshots[$0..<min($0 + size, snapshots.count)]) }
+        return snapshots
     }
 
-    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?) {
+    private func writeCheckpoint(_ parts: [[Int64]], from index: Int, through: Int64?) {
         let last = index == parts.count - 1
         unsubmittedParts = Array(parts[(index + 1)...])
-        log.checkpoint(parts[index], first: index == 0, last: last, through: through) { [self] result in
+        pipeline.flush()
+        log.checkpoint(snapshots(parts[index]), first: index == 0, last: last, through: through) { [self] result in
             if case .failure = result {
-                for part in parts[index...] { for snapshot in part { core.chat.markDirty(no: snapshot.no) } }
+                for part in parts[index...] { for no in part { core.chat.markDirty(no: no) } }
                 checkpointing = false
             } else if last {
                 checkpointing = false

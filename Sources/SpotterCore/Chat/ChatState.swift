@@ -312,10 +312,25 @@ public final class ChatState {
     /// append is still in flight may be lost with it (a conflict, a full disk), and a saved view that claimed it
     /// would make the next send after a rebuild or a restart skip a seq.
     public func takeDirty() -> [ThreadSnapshot] {
+        snapshots(of: takeDirtyNumbers())
+    }
+
+    /// The threads that changed since the last call (their numbers), the list cleared: the shell makes their
+    /// snapshots (`snapshots(of:)`) a part at a time, so one loop iteration makes a bounded number of them. A
+    /// thread that changes again before its snapshot is made is listed again (saved twice: harmless).
+    public func takeDirtyNumbers() -> [Int64] {
         let taken = dirty
         dirty = []
         return taken.map { thread in
             thread.dirty = false
+            return thread.no
+        }
+    }
+
+    /// The views of `numbers` as they are now, to save (`takeDirty`); a thread no longer known is skipped.
+    public func snapshots(of numbers: [Int64]) -> [ThreadSnapshot] {
+        numbers.compactMap { no in
+            guard let thread = threadsByNo[no] else { return nil }
             // Positions no further than the committed seq the snapshot saves: a writer reads their own message when
             // it is decided, before it is durable; saved ahead of it, a restart (or a rebuild) would count the next
             // message as read (the simulator's finding 6). A committed record past the mark sets them again.

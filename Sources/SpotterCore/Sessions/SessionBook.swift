@@ -129,13 +129,15 @@ public struct SessionBook: Sendable {
 
     public let config: Config
     /// Every session, in creation order; `index` finds one by id.
-    private var storage: [Session] = []
+    private(set) var storage: [Session] = []
     private var index: [String: Int] = [:]
     /// Each user's sessions (positions in `storage`, in creation order): overlap checks and calendars read only
     /// these, so their cost follows one user's sessions, not everyone's. A session's participants never change.
     private var byUser: [String: [Int]] = [:]
     /// Sessions not yet final: what the timers look at.
-    private var open: Set<Int> = []
+    private(set) var open: Set<Int> = []
+    /// When each open session's next step is due (`SessionDueQueue`): a tick reads what is due, not every session.
+    var timers = SessionDueQueue()
 
     public init(config: Config = Config(), sessions: [Session] = []) {
         self.config = config
@@ -158,6 +160,7 @@ public struct SessionBook: Sendable {
         byUser[session.coachID, default: []].append(position)
         byUser[session.clientID, default: []].append(position)
         if !session.status.isFinal { open.insert(position) }
+        scheduleTimer(position)
     }
 
     /// A session as a record committed elsewhere left it (cluster mode: another process's command or timer):
@@ -166,6 +169,7 @@ public struct SessionBook: Sendable {
         guard let position = index[session.id] else { return insert(session) }
         storage[position] = session
         if session.status.isFinal { open.remove(position) } else { open.insert(position) }
+        scheduleTimer(position)
     }
 
     /// Stores a changed session (never a new one: `insert`), and drops it from the timers once final.
@@ -181,6 +185,7 @@ public struct SessionBook: Sendable {
         if touched[session.id] == nil { touched[session.id] = storage[position] }
         storage[position] = session
         if session.status.isFinal { open.remove(position) }
+        scheduleTimer(position)
     }
 
     /// `userID`'s sessions, in creation order.
@@ -251,9 +256,10 @@ public struct SessionBook: Sendable {
         touched = [:]
         defer { touched = [:] }
         // What is due, in order of start (then id), whatever order the book was built in: a restarted server
-        // does the same.
-        let due = open.filter { position in nextStep(storage[position]).map { $0.at <= now } ?? false }
-            .sorted { (storage[$0].start, storage[$0].id) < (storage[$1].start, storage[$1].id) }
+        // does the same. From the due-time queue, not a look at every open session.
+        let due = takeDue(now: now)
+        // Each due session is queued again at its next step once handled (one whose step failed stays due).
+        defer { for position in due { scheduleTimer(position) } }
         for position in due {
             // Re-read: an earlier step of this tick may have changed it.
             let session = storage[position], id = session.id
@@ -344,7 +350,7 @@ public struct SessionBook: Sendable {
     // MARK: The steps
 
     /// The server's next step for `session` and when it is due: an action, or (nil) the "starting soon" reminder.
-    private func nextStep(_ session: Session) -> (at: Int64, action: SessionAction?)? {
+    func nextStep(_ session: Session) -> (at: Int64, action: SessionAction?)? {
         switch session.status {
         case .requested, .invited, .alternativeProposed, .needsResolution, .rescheduleRequested:
             return (session.start, .expire)  // unanswered by the start; a reschedule request lapses

@@ -103,7 +103,8 @@ extension CoreRunner {
 
     // MARK: - Checkpoints
 
-    /// Threads per checkpoint part: a part holds the appends behind it for a few milliseconds at most.
+    /// Threads per checkpoint part: a part holds the appends behind it for a few milliseconds at most, and making
+    /// its snapshots (the previews above all) holds the loop for a fraction of a millisecond.
     static let checkpointPart = 256
 
     /// Where a checkpoint's snapshots reach: in a cluster, every record up to what was followed; alone, every
@@ -116,7 +117,10 @@ extension CoreRunner {
     var appliedThrough: Int64 { follower?.applied ?? pipeline.committedThrough }
 
     /// Saves the views that changed since the last checkpoint (every second), in parts, each handed to the log
-    /// when the one before it is written.
+    /// when the one before it is written; a part's snapshots are made then, so no loop iteration makes more than
+    /// `checkpointPart` of them (all 5,000 threads of a busy second at once held the loop ~10 ms). A snapshot made
+    /// later than `through` may include records after it: a start replays them onto views that hold them, which
+    /// `ChatState.apply` allows (it is monotone), as after a crash between two parts.
     func checkpoint() {
         let through = checkpointMark
         guard !checkpointing, !pipeline.recovering, let parts = takeCheckpointParts() else { return }
@@ -128,33 +132,35 @@ extension CoreRunner {
     func checkpointBeforeStop() {
         // The parts of a checkpoint under way that were not handed to the log yet (each goes from the previous
         // part's completion, which the stopped loop never runs): their threads are saved now, with the rest.
-        for part in checkpointRemaining { for snapshot in part { chat.markDirty(no: snapshot.no) } }
+        for part in checkpointRemaining { for no in part { chat.markDirty(no: no) } }
         checkpointRemaining = []
         let through = checkpointMark
         guard !pipeline.recovering, let parts = takeCheckpointParts() else { return }
+        pipeline.flush()  // the snapshots include every record gathered: appended first
         for index in parts.indices {
-            log.checkpoint(parts[index], first: index == 0, last: index == parts.count - 1, through: through) { _ in }
+            log.checkpoint(chat.snapshots(of: parts[index]), first: index == 0, last: index == parts.count - 1, through: through) { _ in }
         }
     }
 
-    /// The changed threads' snapshots in parts, after handing the log every record gathered so far (the
-    /// snapshots include them, so they must be appended first); nil when nothing changed.
-    private func takeCheckpointParts() -> [[ThreadSnapshot]]? {
-        let snapshots = chat.takeDirty()
-        guard !snapshots.isEmpty else { return nil }
-        pipeline.flush()
+    /// The changed threads in parts (their numbers); nil when nothing changed.
+    private func takeCheckpointParts() -> [[Int64]]? {
+        let numbers = chat.takeDirtyNumbers()
+        guard !numbers.isEmpty else { return nil }
         let size = Self.checkpointPart
-        return stride(from: 0, to: snapshots.count, by: size).map { Array(snapshots[$0..<min($0 + size, snapshots.count)]) }
+        return stride(from: 0, to: numbers.count, by: size).map { Array(numbers[$0..<min($0 + size, numbers.count)]) }
     }
 
-    private func writeCheckpoint(_ parts: [[ThreadSnapshot]], from index: Int, through: Int64?, withRecordsInFlight: Bool) {
+    /// Hands part `index` to the log: its snapshots are made now, after handing the log every record gathered so
+    /// far (the snapshots include them, so they must be appended first).
+    private func writeCheckpoint(_ parts: [[Int64]], from index: Int, through: Int64?, withRecordsInFlight: Bool) {
         let last = index == parts.count - 1
         checkpointRemaining = Array(parts[(index + 1)...])
-        log.checkpoint(parts[index], first: index == 0, last: last, through: through, completion: loop.completion { [weak self] (result: Result<Int64, any Error>) in
+        pipeline.flush()
+        log.checkpoint(chat.snapshots(of: parts[index]), first: index == 0, last: last, through: through, completion: loop.completion { [weak self] (result: Result<Int64, any Error>) in
             guard let self else { return }
             if case .failure(let error) = result {
                 logger.error("checkpoint failed; the next one saves these threads", metadata: ["error": "\(error)"])
-                for part in parts[index...] { for snapshot in part { chat.markDirty(no: snapshot.no) } }
+                for part in parts[index...] { for no in part { chat.markDirty(no: no) } }
                 checkpointRemaining = []
                 checkpointing = false
             } else if last {

@@ -39,8 +39,9 @@ final class CoreRunner {
     var checkpointing = false
     /// When (loop ms) a read or write of the store last failed: `/readyz` answers 503 `store` for a while after.
     var storeFailedAt: UInt64?
-    /// The parts of the checkpoint under way not yet handed to the log.
-    var checkpointRemaining: [[ThreadSnapshot]] = []
+    /// The parts of the checkpoint under way not yet handed to the log (thread numbers: each part's snapshots are
+    /// made when it is handed over).
+    var checkpointRemaining: [[Int64]] = []
     /// Commands waiting for a thread to be read from the store (cluster mode), by thread id.
     var waitingForThread: [String: [(APIError?) -> Void]] = [:]
     /// Reads a user's AI generations of the current window (off the loop); set by the server (`CoreRunner+AIQuota`).
