@@ -102,7 +102,7 @@ let package = Package(
         ),
 
         // The fan-out seam: the Broker protocol (and presence) with its in-process engine.
-        .target(name: "SpotterBroker", exclude: ["BROKER.md"]),
+        .target(name: "SpotterBroker", dependencies: ["WebSocket"], exclude: ["BROKER.md"]),
 
         // The cluster broker: the Broker port on NATS (subjects per user, cluster-wide presence with heartbeats).
         .target(
@@ -276,7 +276,7 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Base64Codec", "SeededRandom"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
-        .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
+        .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol", "SeededRandom"]),
         .testTarget(name: "SpotterImagesTests", dependencies: ["SpotterImages"]),
         .testTarget(name: "SpotterPushCryptoTests", dependencies: ["SpotterPushCrypto", "Base64Codec", "SeededRandom"]),
         // The providers against local stand-ins (Tests/scripts/push-standins.py: h2, PyJWT, http_ece).
@@ -295,7 +295,7 @@ let package = Package(
         .testTarget(
             name: "SpotterServerTests",
             dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS",
-                           "SeededRandom", "SpotterPush", "SpotterImages", "SpotterTLS"]
+                           "SeededRandom", "SpotterPush", "SpotterImages", "SpotterTLS", "SpotterBroker"]
         ),
     ]
 )
