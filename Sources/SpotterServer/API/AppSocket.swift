@@ -254,7 +254,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     /// The reply to `id`: the result's JSON, or the error.
     func answer(id: String?, _ result: Result<String, APIError>) {
         switch result {
-        case .success(let json): send(Reply.ok(id: id, resultJSON: json))
+        case .success(let json): sendOK(id: id, resultJSON: json)
         case .failure(let error): reply(id: id, error: error)
         }
     }
