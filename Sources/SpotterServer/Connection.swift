@@ -327,18 +327,6 @@ final class Connection {
         return true
     }
 
-    /// Sends a complete frame made once for every socket it goes to (`EventFrame`): its bytes join the output
-    /// buffer as they are. Returns false once the connection no longer accepts data (see `sendMessage`).
-    @discardableResult
-    func sendFrame(_ frame: [UInt8]) -> Bool {
-        guard case .webSocket = phase else { return false }
-        tcp.send(frame)
-        server.metrics.framesOut.increment()
-        server.metrics.bytesOut.increment(by: frame.count)
-        checkOutbound()
-        return true
-    }
-
     /// Unsent bytes held for this peer: the server's queue and the kernel's send queue.
     var heldOutboundBytes: Int { tcp.queuedBytes &+ tcp.kernelQueuedBytes }
 

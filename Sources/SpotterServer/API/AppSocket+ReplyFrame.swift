@@ -30,20 +30,3 @@ extension AppSocket {
         buffer.append(UInt8(ascii: "}"))
     }
 }
-
-extension Connection {
-    /// Sends one text frame that `write` appends to the output buffer whole (header and payload). Returns false
-    /// once the connection no longer accepts data (see `sendMessage`).
-    @discardableResult
-    func sendText(_ write: (inout [UInt8]) -> Void) -> Bool {
-        guard case .webSocket = phase else { return false }
-        tcp.withOutbound { buffer in
-            let before = buffer.count
-            write(&buffer)
-            server.metrics.bytesOut.increment(by: buffer.count - before)
-        }
-        server.metrics.framesOut.increment()
-        checkOutbound()
-        return true
-    }
-}
