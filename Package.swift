@@ -106,7 +106,7 @@ let package = Package(
         ),
 
         // The fan-out seam: the Broker protocol (and presence) with its in-process engine.
-        .target(name: "SpotterBroker", exclude: ["BROKER.md"]),
+        .target(name: "SpotterBroker", dependencies: ["WebSocket"], exclude: ["BROKER.md"]),
 
         // The cluster broker: the Broker port on NATS (subjects per user, cluster-wide presence with heartbeats).
         .target(
@@ -291,7 +291,7 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Base64Codec", "SeededRandom"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "LoadSupportTests", dependencies: ["LoadSupport", "EventLoop", "WebSocket", "TestSupport"]),
-        .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol"]),
+        .testTarget(name: "SpotterProtocolTests", dependencies: ["SpotterProtocol", "SeededRandom"]),
         // SpotterClient against the real `spotter` binary over real sockets (kill -9 included), and its wire types
         // against Protocol/'s transcripts and schemas.
         .testTarget(name: "SpotterClientTests", dependencies: ["SpotterClient", "TestSupport"]),
@@ -313,7 +313,7 @@ let package = Package(
         .testTarget(
             name: "SpotterServerTests",
             dependencies: ["SpotterServer", "SpotterPorts", "SpotterStore", "TestSupport", "WebSocket", "SpotterProtocol", "SpotterCore", "SpotterSMS",
-                           "SeededRandom", "SpotterPush", "SpotterImages", "SpotterTLS"]
+                           "SeededRandom", "SpotterPush", "SpotterImages", "SpotterTLS", "SpotterBroker"]
         ),
     ]
 )

@@ -1,11 +1,14 @@
 /// Something that receives what a broker delivers: in this process, one
 /// live socket of one user.
+///
+/// Events come as `EventFrame`s: made once per event and shared by every
+/// subscriber (a socket sends the bytes as they are).
 public protocol BrokerSubscriber: AnyObject {
     /// A logged event (it has a position in the log: `cursor`). Delivered in
     /// cursor order per user, each at most once per subscriber.
-    func deliver(cursor: Int64, frame: String)
+    func deliver(cursor: Int64, frame: EventFrame)
     /// An ephemeral event (presence, typing): not logged, may be dropped.
-    func deliverEphemeral(_ frame: String)
+    func deliverEphemeral(_ frame: EventFrame)
 }
 
 /// Who is online, and when that changes.
@@ -27,18 +30,35 @@ public protocol PresenceManager: AnyObject {
 public protocol Broker: PresenceManager {
     /// Delivers a logged event to every subscriber of `userID`. Publishers
     /// call it in cursor order (the order records were committed).
-    func publish(userID: String, cursor: Int64, frame: String)
+    func publish(userID: String, cursor: Int64, frame: EventFrame)
     /// Delivers an ephemeral event to every subscriber of `userID`.
-    func publishEphemeral(userID: String, frame: String)
+    func publishEphemeral(userID: String, frame: EventFrame)
     /// Delivers an ephemeral event to this process's subscribers of `userID` only: for what every process works
     /// out for itself (a presence change, which every process of a cluster sees flip), so it reaches each device
     /// once.
-    func publishEphemeralLocally(userID: String, frame: String)
+    func publishEphemeralLocally(userID: String, frame: EventFrame)
     func subscribe(_ subscriber: BrokerSubscriber, userID: String)
     func unsubscribe(_ subscriber: BrokerSubscriber, userID: String)
     /// This process's subscribers of the user (for actions on local sockets,
     /// such as closing the sockets of a revoked session).
     func localSubscribers(_ userID: String) -> [BrokerSubscriber]
+}
+
+extension Broker {
+    /// A logged event given as its JSON text.
+    public func publish(userID: String, cursor: Int64, frame json: String) {
+        publish(userID: userID, cursor: cursor, frame: EventFrame(json))
+    }
+
+    /// An ephemeral event given as its JSON text.
+    public func publishEphemeral(userID: String, frame json: String) {
+        publishEphemeral(userID: userID, frame: EventFrame(json))
+    }
+
+    /// An ephemeral event for this process's subscribers, given as its JSON text.
+    public func publishEphemeralLocally(userID: String, frame json: String) {
+        publishEphemeralLocally(userID: userID, frame: EventFrame(json))
+    }
 }
 
 /// The broker of one process: subscribers in a dictionary by user. Presence
@@ -49,18 +69,18 @@ public final class InProcessBroker: Broker {
 
     public init() {}
 
-    public func publish(userID: String, cursor: Int64, frame: String) {
+    public func publish(userID: String, cursor: Int64, frame: EventFrame) {
         guard let list = subscribers[userID] else { return }
         for subscriber in list { subscriber.deliver(cursor: cursor, frame: frame) }
     }
 
-    public func publishEphemeral(userID: String, frame: String) {
+    public func publishEphemeral(userID: String, frame: EventFrame) {
         guard let list = subscribers[userID] else { return }
         for subscriber in list { subscriber.deliverEphemeral(frame) }
     }
 
     /// Every subscriber is local here.
-    public func publishEphemeralLocally(userID: String, frame: String) {
+    public func publishEphemeralLocally(userID: String, frame: EventFrame) {
         publishEphemeral(userID: userID, frame: frame)
     }
 

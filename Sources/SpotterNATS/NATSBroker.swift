@@ -130,22 +130,22 @@ public final class NATSBroker: ClusterBroker {
 
     // MARK: - Broker
 
-    public func publish(userID: String, cursor: Int64, frame: String) {
+    public func publish(userID: String, cursor: Int64, frame: EventFrame) {
         loop.assertOnLoop()
-        deliverLocally(userID, .logged(cursor: cursor, frame: frame))
+        deliverLocally(userID, cursor: cursor, frame)
         guard sharesLoggedEvents else { return }
-        send(NATSWire.subject(userID: userID), UserEvent.logged(cursor: cursor, frame: frame).payload)
+        send(NATSWire.subject(userID: userID), UserEvent.logged(cursor: cursor, frame: frame.json).payload)
     }
 
-    public func publishEphemeral(userID: String, frame: String) {
+    public func publishEphemeral(userID: String, frame: EventFrame) {
         loop.assertOnLoop()
-        deliverLocally(userID, .ephemeral(frame: frame))
-        send(NATSWire.subject(userID: userID), UserEvent.ephemeral(frame: frame).payload)
+        deliverLocally(userID, cursor: nil, frame)
+        send(NATSWire.subject(userID: userID), UserEvent.ephemeral(frame: frame.json).payload)
     }
 
-    public func publishEphemeralLocally(userID: String, frame: String) {
+    public func publishEphemeralLocally(userID: String, frame: EventFrame) {
         loop.assertOnLoop()
-        deliverLocally(userID, .ephemeral(frame: frame))
+        deliverLocally(userID, cursor: nil, frame)
     }
 
     public func subscribe(_ subscriber: BrokerSubscriber, userID: String) {
@@ -218,7 +218,10 @@ public final class NATSBroker: ClusterBroker {
             logger.warning("malformed event on a user's subject, dropped", metadata: ["subject": "\(subject)"])
             return
         }
-        deliverLocally(userID, event)
+        switch event {
+        case .logged(let cursor, let json): deliverLocally(userID, cursor: cursor, EventFrame(json))
+        case .ephemeral(let json): deliverLocally(userID, cursor: nil, EventFrame(json))
+        }
     }
 
     func linkChanged(up: Bool) {
@@ -255,11 +258,13 @@ public final class NATSBroker: ClusterBroker {
         }
     }
 
-    private func deliverLocally(_ userID: String, _ event: UserEvent) {
+    /// A logged event (with its cursor) or an ephemeral one (nil) to this process's subscribers of the user.
+    private func deliverLocally(_ userID: String, cursor: Int64?, _ frame: EventFrame) {
         guard let list = subscribers[userID] else { return }
-        switch event {
-        case .logged(let cursor, let frame): for subscriber in list { subscriber.deliver(cursor: cursor, frame: frame) }
-        case .ephemeral(let frame): for subscriber in list { subscriber.deliverEphemeral(frame) }
+        if let cursor {
+            for subscriber in list { subscriber.deliver(cursor: cursor, frame: frame) }
+        } else {
+            for subscriber in list { subscriber.deliverEphemeral(frame) }
         }
     }
 

@@ -332,7 +332,7 @@ final class Connection {
 
     /// The per-socket bound counts what the kernel holds too (read only once the kernel refused bytes: a
     /// socket that keeps up costs no system call); a backed-up socket also has its account checked.
-    private func checkOutbound() {
+    func checkOutbound() {
         let bound = server.config.maxOutboundBytes
         guard tcp.isBackedUp || tcp.queuedBytes > bound else { return }
         if tcp.queuedBytes > bound || heldOutboundBytes > bound {

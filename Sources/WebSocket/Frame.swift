@@ -64,8 +64,23 @@ public enum FrameEncoder {
         // Grow geometrically: reserving exactly what this frame needs would copy a large backlog on every append.
         let needed = buffer.count + headerSize(payloadCount: count, masked: maskingKey != nil) + count
         if buffer.capacity < needed { buffer.reserveCapacity(max(needed, buffer.capacity * 2)) }
+        appendHeader(opcode, payloadCount: count, fin: fin, masked: maskingKey != nil, to: &buffer)
+        guard let key = maskingKey else {
+            buffer.append(contentsOf: payload)
+            return
+        }
+        withUnsafeBytes(of: key.bigEndian) { buffer.append(contentsOf: $0) }
+        let start = buffer.count
+        buffer.append(contentsOf: payload)
+        buffer.withUnsafeMutableBytes { _ = applyMask(key, offset: 0, to: UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+    }
+
+    /// Appends a frame's header (without the masking key) for a payload of `payloadCount` bytes.
+    public static func appendHeader(
+        _ opcode: Opcode, payloadCount count: Int, fin: Bool = true, masked: Bool = false, to buffer: inout [UInt8]
+    ) {
         buffer.append((fin ? 0x80 : 0) | opcode.rawValue)
-        let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
+        let maskBit: UInt8 = masked ? 0x80 : 0
         if count < 126 {
             buffer.append(maskBit | UInt8(count))
         } else if count <= 0xFFFF {
@@ -78,14 +93,6 @@ public enum FrameEncoder {
                 buffer.append(UInt8((UInt64(count) >> UInt64(shift)) & 0xFF))
             }
         }
-        guard let key = maskingKey else {
-            buffer.append(contentsOf: payload)
-            return
-        }
-        withUnsafeBytes(of: key.bigEndian) { buffer.append(contentsOf: $0) }
-        let start = buffer.count
-        buffer.append(contentsOf: payload)
-        buffer.withUnsafeMutableBytes { _ = applyMask(key, offset: 0, to: UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
     }
 
     public static func append(

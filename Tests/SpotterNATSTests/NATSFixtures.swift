@@ -11,8 +11,8 @@ final class Recorder: BrokerSubscriber, @unchecked Sendable {
     private var logged: [(Int64, String)] = []
     private var others: [String] = []
 
-    func deliver(cursor: Int64, frame: String) { lock.withLock { logged.append((cursor, frame)) } }
-    func deliverEphemeral(_ frame: String) { lock.withLock { others.append(frame) } }
+    func deliver(cursor: Int64, frame: EventFrame) { lock.withLock { logged.append((cursor, frame.json)) } }
+    func deliverEphemeral(_ frame: EventFrame) { lock.withLock { others.append(frame.json) } }
 
     var cursors: [Int64] { lock.withLock { logged.map(\.0) } }
     var frames: [String] { lock.withLock { logged.map(\.1) } }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SpotterBroker
 import SpotterCore
 import SpotterProtocol
 import SpotterPorts
@@ -252,7 +253,7 @@ extension AppSocket {
                 let context = runner.context()
                 for record in page {
                     for (user, payload) in runner.core.events(for: record, context) where user == userID {
-                        sendLogged(cursor: record.pos, frame: CoreRunner.frame(cursor: record.pos, payload: payload))
+                        sendLogged(cursor: record.pos, frame: EventFrame(cursor: record.pos, object: payload))
                     }
                 }
                 let count = replayed + page.count

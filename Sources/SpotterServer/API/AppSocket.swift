@@ -39,7 +39,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         case live
     }
     private(set) var delivery = Delivery.opening
-    private var buffered: [(cursor: Int64, frame: String)] = []
+    private var buffered: [(cursor: Int64, frame: EventFrame)] = []
     /// The highest cursor this socket has sent (or the client said it has).
     var lastSentCursor: Int64 = 0
     /// Commands per connection (`ServerConfig.commandBurst`, `commandsPerSecond`).
@@ -132,7 +132,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     // MARK: - Events
 
     /// A committed event for this user.
-    func deliver(cursor: Int64, frame: String) {
+    func deliver(cursor: Int64, frame: EventFrame) {
         switch delivery {
         case .opening, .replaying:
             buffered.append((cursor, frame))
@@ -141,15 +141,15 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         }
     }
 
-    func sendLogged(cursor: Int64, frame: String) {
+    func sendLogged(cursor: Int64, frame: EventFrame) {
         guard cursor > lastSentCursor else { return }  // already sent (replay and live overlap)
         lastSentCursor = cursor
-        send(frame)
+        connection?.sendFrame(frame.bytes)
     }
 
     /// Presence and typing: not logged, sent only once the socket is live.
-    func deliverEphemeral(_ frame: String) {
-        if case .live = delivery { send(frame) }
+    func deliverEphemeral(_ frame: EventFrame) {
+        if case .live = delivery { connection?.sendFrame(frame.bytes) }
     }
 
     func beginReplay(from cursor: Int64) {
@@ -254,7 +254,7 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
     /// The reply to `id`: the result's JSON, or the error.
     func answer(id: String?, _ result: Result<String, APIError>) {
         switch result {
-        case .success(let json): send(Reply.ok(id: id, resultJSON: json))
+        case .success(let json): sendOK(id: id, resultJSON: json)
         case .failure(let error): reply(id: id, error: error)
         }
     }

@@ -239,19 +239,14 @@ final class CoreRunner {
             }
             publish(cursor: cursor, events)
         }
-        for (userID, frame) in applied.ephemeral { broker.publishEphemeral(userID: userID, frame: frame) }
+        for (userID, json) in applied.ephemeral { broker.publishEphemeral(userID: userID, frame: EventFrame(json)) }
     }
 
     private func publish(cursor: Int64, _ events: [(userID: String, payload: String)]) {
         if let follower { return follower.publish(cursor: cursor, events: events) }
         for (userID, payload) in events {
-            broker.publish(userID: userID, cursor: cursor, frame: Self.frame(cursor: cursor, payload: payload))
+            broker.publish(userID: userID, cursor: cursor, frame: EventFrame(cursor: cursor, object: payload))
         }
-    }
-
-    /// `{"cursor":N,…payload…}`: built once per user, not once per socket.
-    static func frame(cursor: Int64, payload: String) -> String {
-        "{\"cursor\":\(cursor)," + payload.dropFirst()
     }
 
     // MARK: - Quotas (`--tiers`)

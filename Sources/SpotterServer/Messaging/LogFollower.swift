@@ -173,7 +173,7 @@ final class LogFollower {
 
     private func deliver(_ cursor: Int64, _ events: [(userID: String, payload: String)]) {
         for (userID, payload) in events {
-            broker.publish(userID: userID, cursor: cursor, frame: CoreRunner.frame(cursor: cursor, payload: payload))
+            broker.publish(userID: userID, cursor: cursor, frame: EventFrame(cursor: cursor, object: payload))
         }
     }
 
