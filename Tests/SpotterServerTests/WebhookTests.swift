@@ -279,6 +279,10 @@ struct WebhookTests {
         try Self.send(client, chat.thread, "p1", "MARKER-secret-photo-caption")
         try Self.send(client, chat.thread, "p2", "MARKER-kept")
         try receiver.waitFor(10, "a first attempt") { !$0.isEmpty }
+        // Both queued (the consumer may take the two records in two batches: seen under load with only the first).
+        try waitUntil(10, "both deliveries queued") {
+            ((try? chat.server.accounts.pendingWebhookPayloads(endpointID: hook.id)) ?? []).count == 2
+        }
 
         #expect(try chat.server.accounts.forgetWebhookDeliveries(threadID: chat.thread, seq: 1) == 1)
         let payloads: [String] = try chat.server.accounts.pendingWebhookPayloads(endpointID: hook.id)
