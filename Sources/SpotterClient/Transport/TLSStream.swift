@@ -184,9 +184,9 @@ final class TLSStream: SocketStream, @unchecked Sendable {
     private static func errorText() -> String {
         let code = ERR_get_error()
         guard code != 0 else { return "" }
-        var buffer = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &buffer, buffer.count)
-        return String(cString: buffer)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        buffer.withUnsafeMutableBufferPointer { $0.withMemoryRebound(to: CChar.self) { ERR_error_string_n(code, $0.baseAddress, $0.count) } }
+        return String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
     }
 }
 #endif
