@@ -22,6 +22,8 @@ final class TLSStream: SocketStream, @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.
     private var closed = false
+    /// The server's close_notify (or a bad record) was read: nothing more comes, even if TCP stays open.
+    private var ended = false
 
     /// Sets up TLS on `fd` for `host` (nothing is sent until `handshake`).
     init(fd: Int32, host: String, trusting extra: TrustedCertificates?) throws(TLSFailure) {
@@ -101,12 +103,14 @@ final class TLSStream: SocketStream, @unchecked Sendable {
 
     func read() -> [UInt8]? {
         while true {
-            guard let bytes = PlainStream.receive(fd) else { return nil }
+            lock.lock()
+            let over = ended
+            lock.unlock()
+            guard !over, let bytes = PlainStream.receive(fd) else { return nil }
             lock.lock()
             feed(bytes)
             var plain: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 16_384)
-            var ended = false
             while true {
                 ERR_clear_error()
                 let count = chunk.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
@@ -119,9 +123,10 @@ final class TLSStream: SocketStream, @unchecked Sendable {
             }
             let pending = takeOutput()  // e.g. a KeyUpdate's answer
             if !pending.isEmpty { _ = PlainStream.sendAll(fd, pending) }
+            let endedNow = ended
             lock.unlock()
             if !plain.isEmpty { return plain }  // what came before an end is still handed over; the next read ends
-            if ended { return nil }
+            if endedNow { return nil }
         }
     }
 
