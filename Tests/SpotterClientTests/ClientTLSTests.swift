@@ -87,6 +87,14 @@ struct ClientTLSTests {
         for await event in connection.events { last = event }
         #expect(last == .closed(code: 1015, reason: "no TLS handshake from the server in time"))
         #expect(Date().timeIntervalSince(started) < 10)
+        // `close` during the handshake ends it at once (the socket is shut down under the reader thread).
+        let patient = POSIXWebSocketTransport(handshakeTimeout: .seconds(3600))
+            .connect(url: URL(string: "wss://127.0.0.1:\(silent.port)/v1/ws")!, headers: [:], subprotocols: [])
+        let ended = Locked<TransportEvent?>(nil)
+        Task { for await event in patient.events { ended.withLock { $0 = event } } }
+        try await Task.sleep(for: .milliseconds(200))
+        patient.close(code: 1000, reason: "")
+        try await eventually(5, "the handshake to end on close") { ended.withLock { $0 }.map { if case .closed = $0 { true } else { false } } == true }
         // The client gives up at its connect timeout, however long the transport would wait.
         let client = SpotterClient(configuration: SpotterConfiguration(
             url: URL(string: "https://127.0.0.1:\(silent.port)")!, tokens: Tokens(accessToken: "a", refreshToken: "r"),
