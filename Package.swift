@@ -166,7 +166,10 @@ let package = Package(
         // libcurl with WebSockets); on Apple platforms it uses URLSessionWebSocketTask. Sources/SpotterClient/README.md.
         .target(
             name: "SpotterClient",
-            dependencies: [.target(name: "WebSocket", condition: .when(platforms: [.linux]))],
+            dependencies: [
+                .target(name: "WebSocket", condition: .when(platforms: [.linux])),
+                .target(name: "CTLS", condition: .when(platforms: [.linux])),  // wss:// on Linux (Transport/TLSStream.swift)
+            ],
             exclude: ["README.md"]
         ),
         // `spotter-chat`: signs in and chats from stdin, through SpotterClient.

@@ -13,6 +13,9 @@ public struct SpotterConfiguration: Sendable {
     /// The cursor to resume from when `persistence` has none.
     public var cursor: Int?
     public var transport: any WebSocketTransport
+    /// Certificate authorities trusted for wss:// besides the system's (a private deployment's, a test's): given to the
+    /// Linux transport when it has none of its own. HTTP calls do not use them (README.md: TLS on Linux).
+    public var trustedCertificates: TrustedCertificates?
     /// Reconnect delays: full jitter under `minDelay · 2^attempt`, at most `maxDelay` (milliseconds).
     public var minDelayMilliseconds: Int
     public var maxDelayMilliseconds: Int
@@ -36,7 +39,7 @@ public struct SpotterConfiguration: Sendable {
                 commandTimeout: Duration = .seconds(15), connectTimeout: Duration = .seconds(10), sendWindow: Int = 1,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 now: @escaping @Sendable () -> Date = { Date() },
-                refresh: (@Sendable (String) async throws -> Tokens)? = nil) {
+                refresh: (@Sendable (String) async throws -> Tokens)? = nil, trustedCertificates: TrustedCertificates? = nil) {
         self.url = url
         self.tokens = tokens
         self.language = language
@@ -51,6 +54,7 @@ public struct SpotterConfiguration: Sendable {
         self.random = random
         self.now = now
         self.refresh = refresh
+        self.trustedCertificates = trustedCertificates
     }
 }
 
@@ -209,7 +213,7 @@ public actor SpotterClient {
         guard let url = components?.url else { return stop(.signedOut, SpotterError.badResponse("bad server URL")) }
         var headers = ["Authorization": "Bearer \(tokens.accessToken)"]
         if let language = configuration.language { headers["Accept-Language"] = language }
-        let socket = configuration.transport.connect(url: url, headers: headers, subprotocols: ["spotter.v1"])
+        let socket = transport.connect(url: url, headers: headers, subprotocols: ["spotter.v1"])
         generation += 1
         let current = generation
         connection = socket
@@ -225,6 +229,17 @@ public actor SpotterClient {
             guard !Task.isCancelled else { return }
             await self?.connectTimedOut(current)
         }
+    }
+
+    /// The configuration's transport, with the configuration's trusted certificates when it has none.
+    var transport: any WebSocketTransport {
+        #if os(Linux)
+        if var posix = configuration.transport as? POSIXWebSocketTransport, posix.trustedCertificates == nil {
+            posix.trustedCertificates = configuration.trustedCertificates
+            return posix
+        }
+        #endif
+        return configuration.transport
     }
 
     func handle(_ event: TransportEvent, generation current: Int) {
@@ -260,6 +275,12 @@ public actor SpotterClient {
         guard wanted else { return setState(.closed(nil)) }
         if code == 4003 || code == 4004 { return stop(.revoked, nil) }  // 4004: the account was erased
         if timedOut { return retryLater() }
+        if code == 1015 {
+            // TLS failed (an untrusted certificate, another name's): said to the app, and tried again later (a
+            // certificate being replaced). Not a refusal to probe over HTTP: that would fail the same way.
+            emit(.error(SpotterError(code: "tls_failed", message: reason)))
+            return retryLater()
+        }
         if !greeted && code != 1001 {
             // Refused before the hello: why? (the refusal's body, else GET /v1/me)
             setState(.waiting(retryInMilliseconds: nil))

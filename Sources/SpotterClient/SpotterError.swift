@@ -2,7 +2,8 @@ import Foundation
 
 /// A typed error: the server's (`code` is stable, act on it; `message` is for people, in the language the client
 /// asked for — `SpotterConfiguration.language` — else the user's saved one), or one of this client's own:
-/// `connection_lost`, `closed`, `timeout`, `revoked`, `signed_out`, `bad_response`.
+/// `connection_lost`, `closed`, `timeout`, `revoked`, `signed_out`, `bad_response`, `tls_failed` (wss://: the server's
+/// certificate was not accepted, or its handshake did not finish; the message says why).
 public struct SpotterError: Error, Sendable, Hashable, Codable, LocalizedError, CustomStringConvertible {
     /// The stable code (Protocol/errors.md).
     public var code: String

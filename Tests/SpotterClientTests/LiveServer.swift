@@ -7,7 +7,8 @@ import TestSupport
 final class LiveServer: @unchecked Sendable {
     let port: Int
     let directory: String
-    let arguments: [String]
+    /// `serve`'s options after the port and data; may change between `stop()` and `start()` (TLS on, say).
+    var arguments: [String]
     private var process: Process?
 
     init(arguments: [String] = []) throws {
@@ -33,8 +34,11 @@ final class LiveServer: @unchecked Sendable {
         self.process = process
         let pid = process.processIdentifier
         try? whenRunnerExits(run: "grep -q spotter /proc/\(pid)/cmdline 2>/dev/null && kill -9 \(pid)")
+        let tls = arguments.contains("--tls-cert")
         for _ in 0..<150 {
-            if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz"))?.status == 200 { return }
+            // With TLS on the port, a TCP connect is as far as the plain test client gets.
+            if tls, process.isRunning, (try? BlockingSocket(port: port)) != nil { return }
+            if !tls, let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz"))?.status == 200 { return }
             guard process.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -52,6 +56,17 @@ final class LiveServer: @unchecked Sendable {
         guard let process else { return }
         kill(process.processIdentifier, SIGKILL)
         reap(process)
+        self.process = nil
+    }
+
+    /// SIGTERM; the data stays for the next `start()`.
+    func stop() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGTERM)
+        if reap(process, timeout: 20) == nil {
+            kill(process.processIdentifier, SIGKILL)
+            reap(process)
+        }
         self.process = nil
     }
 

@@ -3,17 +3,28 @@ import Foundation
 import Glibc
 import WebSocket
 
-/// The Linux transport: a plain TCP socket (ws:// only: no TLS here), the upgrade written and checked by hand, and
-/// frames read and written with the project's own RFC 6455 codec (the `WebSocket` module: pure, no server code).
-/// One reader thread per connection blocks on `recv`; writes go through one serial queue, so a server that stops
-/// reading never blocks the client's actor.
+/// The Linux transport: a TCP socket (ws://, or wss:// through OpenSSL: `TLSStream`), the upgrade written and
+/// checked by hand, and frames read and written with the project's own RFC 6455 codec (the `WebSocket` module: pure,
+/// no server code). One reader thread per connection blocks on `recv`; writes go through one serial queue, so a
+/// server that stops reading never blocks the client's actor. A TLS handshake that fails (an untrusted certificate,
+/// another name's) or does not finish in `handshakeTimeout` ends the connection with 1015 and the reason.
 public struct POSIXWebSocketTransport: WebSocketTransport {
     /// The largest message accepted from the server.
     public var maxMessageBytes: Int
-    public init(maxMessageBytes: Int = 1 << 22) { self.maxMessageBytes = maxMessageBytes }
+    /// Trusted for wss:// besides the system's trust store.
+    public var trustedCertificates: TrustedCertificates?
+    /// A TLS handshake not done in this time is given up.
+    public var handshakeTimeout: Duration
+
+    public init(maxMessageBytes: Int = 1 << 22, trustedCertificates: TrustedCertificates? = nil,
+                handshakeTimeout: Duration = .seconds(10)) {
+        self.maxMessageBytes = maxMessageBytes
+        self.trustedCertificates = trustedCertificates
+        self.handshakeTimeout = handshakeTimeout
+    }
 
     public func connect(url: URL, headers: [String: String], subprotocols: [String]) -> any WebSocketConnection {
-        POSIXWebSocketConnection(url: url, headers: headers, subprotocols: subprotocols, maxMessageBytes: maxMessageBytes)
+        POSIXWebSocketConnection(url: url, headers: headers, subprotocols: subprotocols, options: self)
     }
 }
 
@@ -23,13 +34,13 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
     private let writes = DispatchQueue(label: "spotter.client.socket.write")
     // Guarded by `lock`.
     private let lock = NSLock()
-    private var fd: Int32 = -1
+    private var stream: (any SocketStream)?
     private var closeSent = false
     private var finished = false
 
-    init(url: URL, headers: [String: String], subprotocols: [String], maxMessageBytes: Int) {
+    init(url: URL, headers: [String: String], subprotocols: [String], options: POSIXWebSocketTransport) {
         (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
-        let thread = Thread { [self] in run(url: url, headers: headers, subprotocols: subprotocols, maxMessageBytes: maxMessageBytes) }
+        let thread = Thread { [self] in run(url: url, headers: headers, subprotocols: subprotocols, options: options) }
         thread.name = "spotter.client.socket.read"
         thread.start()
     }
@@ -38,7 +49,7 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
 
     func send(_ text: String) {
         let frame = FrameEncoder.frame(.text, payload: Array(text.utf8), maskingKey: Self.maskingKey())
-        enqueue(unlessClosing: true) { Self.writeAll($0, frame) }
+        enqueue(unlessClosing: true) { $0.write(frame) }
     }
 
     func close(code: Int, reason: String) {
@@ -50,49 +61,54 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
         if first, let wire = UInt16(exactly: code) {
             let frame = FrameEncoder.frame(.close, payload: FrameEncoder.closePayload(CloseCode(wire), reason: reason),
                                            maskingKey: Self.maskingKey())
-            enqueue { Self.writeAll($0, frame) }
+            enqueue { $0.write(frame) }
         }
         // The reader sees the end and closes the descriptor; the caller has already let this connection go.
-        enqueue { shutdown($0, Int32(SHUT_RDWR)) }
+        enqueue { $0.shutdown() }
     }
 
-    /// Runs `work` on the write queue with the descriptor, if it is still open. Enqueued under the lock, so nothing
-    /// can run after `finish` has queued the descriptor's close (its number may be reused by then).
-    private func enqueue(unlessClosing: Bool = false, _ work: @escaping @Sendable (Int32) -> Void) {
+    /// Runs `work` on the write queue with the stream, if it is still open. Enqueued under the lock, so nothing
+    /// can run after `finish` has queued the stream's close (its descriptor's number may be reused by then).
+    private func enqueue(unlessClosing: Bool = false, _ work: @escaping @Sendable (any SocketStream) -> Void) {
         lock.lock()
         defer { lock.unlock() }
-        guard fd >= 0, !(unlessClosing && closeSent) else { return }
-        let socket = fd
-        writes.async { work(socket) }
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
+        guard let stream, !(unlessClosing && closeSent) else { return }
+        writes.async { work(stream) }
     }
 
     private static func maskingKey() -> UInt32 { UInt32.random(in: 1...UInt32.max) }
 
     // MARK: - The reader thread
 
-    private func run(url: URL, headers: [String: String], subprotocols: [String], maxMessageBytes: Int) {
+    private func run(url: URL, headers: [String: String], subprotocols: [String], options: POSIXWebSocketTransport) {
         var code = 1006
         var reason = ""
         defer { finish(code: code, reason: reason) }
-        guard let host = url.host, let socket = Self.open(host: host, port: url.port ?? 80) else { return }
+        let secure = ["wss", "https"].contains(url.scheme?.lowercased() ?? "")
+        guard let host = url.host, let fd = Self.open(host: host, port: url.port ?? (secure ? 443 : 80)) else { return }
+        let socket: any SocketStream
+        do throws(TLSFailure) {
+            socket = secure ? try TLSStream(fd: fd, host: host, trusting: options.trustedCertificates) : PlainStream(fd: fd)
+        } catch {
+            Glibc.close(fd)
+            (code, reason) = (1015, error.reason)
+            return
+        }
         lock.lock()
         if closeSent {
             lock.unlock()
-            Glibc.close(socket)
+            socket.close()
             return
         }
-        fd = socket
+        stream = socket
         lock.unlock()
+        if let tls = socket as? TLSStream {
+            // `close` (the client's connect timeout) can end this early: it shuts the socket down.
+            do throws(TLSFailure) { try tls.handshake(timeout: options.handshakeTimeout) } catch {
+                (code, reason) = (1015, error.reason)
+                return
+            }
+        }
 
         // The upgrade.
         var keyBytes = [UInt8](repeating: 0, count: 16)
@@ -107,12 +123,12 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
             request += "\(name): \(value)\r\n"
         }
         let requestBytes = Array((request + "\r\n").utf8)
-        enqueue { Self.writeAll($0, requestBytes) }
+        enqueue { $0.write(requestBytes) }
 
         var buffer: [UInt8] = []
         var headEnd: Int?
         while headEnd == nil {
-            guard let chunk = read(socket), !chunk.isEmpty, buffer.count + chunk.count < 65_536 else { return }
+            guard let chunk = socket.read(), !chunk.isEmpty, buffer.count + chunk.count < 65_536 else { return }
             buffer += chunk
             headEnd = Self.endOfHead(buffer)
         }
@@ -128,7 +144,7 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
         guard status == 101 else {
             // A refusal: read its body (the server closes the connection after it) for its JSON error.
             let length = fields["content-length"].flatMap { Int($0) } ?? 0
-            while rest.count < min(length, 65_536), let chunk = read(socket), !chunk.isEmpty { rest += chunk }
+            while rest.count < min(length, 65_536), let chunk = socket.read(), !chunk.isEmpty { rest += chunk }
             continuation.yield(.refused(status: status, body: Data(rest.prefix(length))))
             return
         }
@@ -138,7 +154,7 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
         continuation.yield(.opened)
 
         // The frames.
-        var reader = FrameReader(role: .client, maxMessageBytes: maxMessageBytes)
+        var reader = FrameReader(role: .client, maxMessageBytes: options.maxMessageBytes)
         var pending = rest
         while true {
             var ended = false
@@ -149,7 +165,7 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
                         continuation.yield(.text(String(decoding: bytes, as: UTF8.self)))
                     case .ping(let payload):
                         let pong = FrameEncoder.frame(.pong, payload: payload, maskingKey: Self.maskingKey())
-                        enqueue(unlessClosing: true) { Self.writeAll($0, pong) }
+                        enqueue(unlessClosing: true) { $0.write(pong) }
                     case .close(let closeCode, let closeReason):
                         code = Int(closeCode?.rawValue ?? 1005)
                         reason = closeReason
@@ -160,7 +176,7 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
                         if echo {
                             let payload = closeCode.map { FrameEncoder.closePayload($0) } ?? []
                             let frame = FrameEncoder.frame(.close, payload: payload, maskingKey: Self.maskingKey())
-                            enqueue { Self.writeAll($0, frame) }
+                            enqueue { $0.write(frame) }
                         }
                         ended = true
                     case .binary, .pong:
@@ -171,7 +187,7 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
                 return  // a protocol error from the server: the connection is over (1006 to the client)
             }
             if ended { return }
-            guard let chunk = read(socket), !chunk.isEmpty else { return }
+            guard let chunk = socket.read(), !chunk.isEmpty else { return }
             pending = chunk
         }
     }
@@ -180,25 +196,14 @@ final class POSIXWebSocketConnection: WebSocketConnection, @unchecked Sendable {
         lock.lock()
         let first = !finished
         finished = true
-        if fd >= 0 {
-            let socket = fd
-            writes.async { Glibc.close(socket) }  // after whatever the queue still holds for this descriptor
+        if let stream {
+            writes.async { stream.close() }  // after whatever the queue still holds for this stream
         }
-        fd = -1
+        stream = nil
         lock.unlock()
         if first {
             continuation.yield(.closed(code: code, reason: reason))
             continuation.finish()
-        }
-    }
-
-    private func read(_ socket: Int32) -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress!, $0.count, 0) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            return Array(chunk.prefix(count))
         }
     }
 

@@ -23,7 +23,7 @@ public protocol WebSocketConnection: AnyObject, Sendable {
 
 /// Opens WebSocket connections: `URLSessionWebSocketTask` on Apple platforms; on Linux, where
 /// swift-corelibs-foundation's needs a libcurl built with WebSockets (Debian 12's is not), a socket of this package's
-/// own (`POSIXWebSocketTransport`, ws:// only).
+/// own (`POSIXWebSocketTransport`: ws://, and wss:// through OpenSSL).
 public protocol WebSocketTransport: Sendable {
     func connect(url: URL, headers: [String: String], subprotocols: [String]) -> any WebSocketConnection
 }
