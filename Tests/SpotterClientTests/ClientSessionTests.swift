@@ -8,7 +8,9 @@ import TestSupport
 @Suite("SpotterClient: tokens, revocation, resume", .serialized)
 struct ClientSessionTests {
     @Test func authExpiringIsAnsweredOnTheSocket() async throws {
-        let server = try LiveServer(arguments: ["--access-token-lifetime", "6"])
+        // 12 s tokens, warned 6 s before they lapse (half the life): room for a connect and a refresh on a busy
+        // machine (with 6 s, 3 s of warning was seen not to be enough under a parallel build: a 4001).
+        let server = try LiveServer(arguments: ["--access-token-lifetime", "12"])
         defer { server.cleanup() }
         let (_, client, thread) = try server.pair()
         let side = server.client(client)
@@ -21,7 +23,7 @@ struct ClientSessionTests {
         #expect(heard.tokens[0].accessToken != client.access)
         #expect(heard.tokens[0].refreshToken != client.refresh)
         // Past the first token's life, the same socket still works.
-        let past = 7 - Date().timeIntervalSince(started)
+        let past = 13 - Date().timeIntervalSince(started)
         if past > 0 { try await Task.sleep(for: .milliseconds(Int(past * 1000))) }
         #expect(try await side.send(text: "still here", to: thread).seq == 1)
         #expect(heard.disconnects.isEmpty)
@@ -86,6 +88,8 @@ struct ClientSessionTests {
         let signOut = try server.api.call("POST", "/v1/auth/signout", ["refresh_token": client.refresh])
         #expect(signOut.status == 204)
         try await eventually("the revocation") { await side.state == .closed(.revoked) }
+        // The recorder reads the event stream on a task of its own: it may hear the close a moment after the state.
+        try await eventually("the 4003 heard") { !heard.disconnects.isEmpty }
         #expect(heard.disconnects == [4003])
         let closed = await refusal { _ = try await side.me() }
         #expect(closed?.code == "closed")
