@@ -161,12 +161,14 @@ let package = Package(
             ]
         ),
 
-        // The client library for apps (iOS 16+, macOS 13+ APIs, Linux): depends on no server module. On Linux its
+        // The client library for apps (iOS 16+, macOS 13+ APIs, Linux): of the server's modules it depends on the pure
+        // SpotterProtocol only (the wire types, shared: Sources/SpotterClient/README.md, "Wire types"). On Linux its
         // socket is built on the pure WebSocket codec (swift-corelibs-foundation's URLSessionWebSocketTask needs a
         // libcurl with WebSockets); on Apple platforms it uses URLSessionWebSocketTask. Sources/SpotterClient/README.md.
         .target(
             name: "SpotterClient",
             dependencies: [
+                "SpotterProtocol",
                 .target(name: "WebSocket", condition: .when(platforms: [.linux])),
                 .target(name: "CTLS", condition: .when(platforms: [.linux])),  // wss:// on Linux (Transport/TLSStream.swift)
             ],

@@ -36,21 +36,21 @@ extension SpotterClient {
     }
 
     /// A page of a thread's messages, newest first, before `beforeSeq` (at most `limit`, ≤ 100).
-    public func history(threadId: String, beforeSeq: Int? = nil, limit: Int? = nil) async throws -> HistoryPage {
+    public func history(threadId: String, beforeSeq: Int64? = nil, limit: Int? = nil) async throws -> HistoryPage {
         var fields: [String: JSONValue] = ["thread_id": .string(threadId)]
-        if let beforeSeq { fields["before_seq"] = .int(beforeSeq) }
+        if let beforeSeq { fields["before_seq"] = .int(Int(beforeSeq)) }
         if let limit { fields["limit"] = .int(limit) }
         return try await command("history", fields, as: HistoryPage.self)
     }
 
     /// The user has seen the thread up to `seq` (the peer's ✓✓).
-    public func markRead(threadId: String, seq: Int) async throws -> ReceiptResult {
-        try await command("thread.read", ["thread_id": .string(threadId), "seq": .int(seq)], as: ReceiptResult.self)
+    public func markRead(threadId: String, seq: Int64) async throws -> ReceiptResult {
+        try await command("thread.read", ["thread_id": .string(threadId), "seq": .int(Int(seq))], as: ReceiptResult.self)
     }
 
     /// This device has the thread's messages up to `seq` (the peer's ✓).
-    public func markDelivered(threadId: String, seq: Int) async throws -> ReceiptResult {
-        try await command("receipt.delivered", ["thread_id": .string(threadId), "seq": .int(seq)], as: ReceiptResult.self)
+    public func markDelivered(threadId: String, seq: Int64) async throws -> ReceiptResult {
+        try await command("receipt.delivered", ["thread_id": .string(threadId), "seq": .int(Int(seq))], as: ReceiptResult.self)
     }
 
     /// The user is typing (send at most every 2 s).
@@ -93,7 +93,7 @@ extension SpotterClient {
                 return
             }
             let result = try await command("auth.refresh", ["refresh_token": .string(tokens.refreshToken)], as: AuthRefreshResult.self)
-            expiresAt = result.expiresAt
+            expiresAt = Int(result.expiresAt)
             setTokens(result.session.tokens)
         } catch let error as SpotterError {
             emit(.error(error))

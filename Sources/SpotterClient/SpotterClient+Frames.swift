@@ -13,11 +13,11 @@ extension SpotterClient {
             connectTimer?.cancel()
             connectTimer = nil
             user = hello.user
-            expiresAt = hello.expiresAt
-            helloCursor = hello.cursor
+            expiresAt = Int(hello.expiresAt)
+            helloCursor = Int(hello.cursor)
             if cursor == nil {
                 // A first connect: nothing to replay; from here on nothing is missed.
-                cursor = hello.cursor
+                cursor = Int(hello.cursor)
                 persist()
             }
             emit(.hello(hello))

@@ -33,6 +33,9 @@ public struct SpotterError: Error, Sendable, Hashable, Codable, LocalizedError, 
     /// Codes worth trying again (with the same `client_message_id` for a send) after `retryAfter` seconds.
     public static let retryableCodes: Set<String> = ["rate_limited", "server_busy", "unavailable", "internal_error"]
 
+    /// The server's code as the server's own `ErrorCode` (nil for this client's own codes: `connection_lost`, …).
+    public var errorCode: ErrorCode? { ErrorCode(rawValue: code) }
+
     /// Trying again later may succeed; `retryAfter` says when.
     public var isRetryable: Bool { Self.retryableCodes.contains(code) }
 

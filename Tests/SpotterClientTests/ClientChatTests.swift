@@ -76,7 +76,7 @@ struct ClientChatTests {
         let unknownField = await refusal { _ = try await clientSide.command("history", ["thread_id": .string(thread), "colour": "red"]) }
         #expect(unknownField?.code == "unknown_field")
         #expect(unknownField?.field == "colour")
-        let huge = await refusal { _ = try await clientSide.history(threadId: thread, beforeSeq: Int.max) }
+        let huge = await refusal { _ = try await clientSide.history(threadId: thread, beforeSeq: Int64.max) }
         #expect(huge?.code == "out_of_range")
         let outsider = await refusal { _ = try await clientSide.api("GET", "/v1/clients/nobody/profile") }
         #expect(outsider?.code == "forbidden")

@@ -55,7 +55,7 @@ struct ClientCrashTests {
         #expect(failures.withLock { $0 }.isEmpty)
         // Each send resolved once, with its own message, in the order it was queued: seq i + 1, text "burst i".
         let byIndex = results.withLock { $0 }
-        #expect((0..<total).map { byIndex[$0]?.seq } == (1...total).map { $0 })
+        #expect((0..<total).map { byIndex[$0]?.seq } == (1...total).map { Int64($0) })
         #expect((0..<total).map { byIndex[$0]?.text } == (0..<total).map { "burst \($0)" })
         // One acknowledgement event per message, never two.
         let acknowledged = clientHeard.acknowledged.map(\.clientMessageId)
@@ -66,14 +66,14 @@ struct ClientCrashTests {
         try await Task.sleep(for: .milliseconds(300))
         let seen = coachHeard.messages.map(\.message.seq)
         #expect(seen.count == total, "duplicates reached the coach's app: \(seen.count - total)")
-        #expect(seen == Array(1...total), "the coach saw them out of order")
+        #expect(seen == Array(1...Int64(total)), "the coach saw them out of order")
         let cursors = coachHeard.cursors
         #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count, "cursors only grow")
         #expect(await clientSide.unacknowledged.isEmpty)
         #expect(!clientHeard.disconnects.isEmpty && !coachHeard.disconnects.isEmpty, "both sides lost the server and came back")
         // The history holds the 200 once each.
         var stored: [Message] = []
-        var before: Int?
+        var before: Int64?
         repeat {
             let page = try await coachSide.history(threadId: thread, beforeSeq: before, limit: 100)
             stored += page.messages

@@ -2,11 +2,11 @@ import Foundation
 @testable import SpotterClient
 import Testing
 
-/// The client's wire types are its own (SpotterProtocol does not build for Apple platforms: README.md, "Wire types"),
-/// so they are held to what the server really says: every server frame and body of Protocol/examples — the
-/// transcripts the server's tests replay against a live server — decodes with them, and for the types that model a
-/// schema whole, every field the server sent is one the client reads (a new field on the server fails here until
-/// the client learns it), and the client reads no field the server did not send.
+/// The client reads frames with the server's own wire types (SpotterProtocol, README.md "Wire types"), the logged
+/// events wrapped with their cursor, and a few types of its own; all are held to what the server really says: every
+/// server frame and body of Protocol/examples — the transcripts the server's tests replay against a live server —
+/// decodes with them, and for the types that model a schema whole, every field the server sent is one the client
+/// reads, and the client reads no field the server did not send. Every error code the server sent is an `ErrorCode`.
 @Suite("SpotterClient: wire types against Protocol/ transcripts")
 struct WireDriftTests {
     struct Sample {
@@ -82,20 +82,24 @@ struct WireDriftTests {
         case "ThreadEvent": return try body(ThreadEvent.self)
         case "PresenceEvent": return try body(PresenceEvent.self)
         case "TypingEvent": return try body(TypingEvent.self)
-        case "SessionEvent": return try body(SessionEvent.self, whole: false)
+        case "SessionEvent": return try body(SessionEvent.self)
         case "AuthExpiringEvent": return try body(AuthExpiringEvent.self)
         case "MessageReply": return try result(Message.self)
         case "MeReply": return try result(User.self)
-        case "ThreadsReply": return try result(ThreadList.self, whole: false)
+        case "ThreadsReply": return try result(ThreadList.self)
         case "HistoryReply": return try result(HistoryPage.self)
-        case "SessionReply": return try result(VideoSession.self, whole: false)
-        case "SessionsReply": return try result(SessionPage.self, whole: false)
+        case "SessionReply": return try result(VideoSession.self)
+        case "SessionsReply": return try result(SessionPage.self)
         case "AuthRefreshReply": return try result(AuthRefreshResult.self)
         case "ResumeReply": return try result(ResumeResult.self)
         case "ErrorReply":
-            let reply = try WireJSON.decode(ReplyFrame<JSONValue>.self, from: data)
-            return (try reencode(try #require(reply.error)), frame["error"] ?? .null, false)
-        case "ErrorResponse": return (try reencode(try WireJSON.decode(ErrorBody.self, from: data).error), frame["error"] ?? .null, false)
+            let error = try #require(try WireJSON.decode(ReplyFrame<JSONValue>.self, from: data).error)
+            #expect(error.errorCode != nil, "not an ErrorCode: \(error.code)")
+            return (try reencode(error), frame["error"] ?? .null, false)
+        case "ErrorResponse":
+            let error = try WireJSON.decode(ErrorBody.self, from: data).error
+            #expect(error.errorCode != nil, "not an ErrorCode: \(error.code)")
+            return (try reencode(error), frame["error"] ?? .null, false)
         case "UserView": return try body(User.self)
         case "SessionResponse": return try body(AuthSession.self)
         case "DeviceView": return try body(Device.self)
@@ -157,6 +161,25 @@ struct WireDriftTests {
                        "HistoryReply", "SessionEvent", "SessionResponse", "AuthRefreshReply", "DeviceView"] {
             #expect(modeled.contains(schema), "no transcript sample of \(schema)")
         }
+    }
+
+    @Test func aLoggedEventIsTheServersEventWithItsCursor() throws {
+        let frame = #"{"type":"receipt","cursor":9007199254740991,"thread_id":"t","user_id":"u","delivered_seq":2,"read_seq":1}"#
+        let event = try WireJSON.decode(ReceiptEvent.self, from: Data(frame.utf8))
+        #expect(event.cursor == 9_007_199_254_740_991)
+        #expect(event.event.type == "receipt" && event.event.threadId == "t" && event.event.deliveredSeq == 2)
+        #expect(event.readSeq == 1 && event.userId == "u")
+        // Without a cursor it is not a logged event (the client could not place it in the log).
+        #expect(throws: (any Error).self) {
+            try WireJSON.decode(ReceiptEvent.self, from: Data(#"{"type":"receipt","thread_id":"t","user_id":"u","delivered_seq":2,"read_seq":1}"#.utf8))
+        }
+    }
+
+    @Test func errorCodesAreTheServersAndTheClientsOwnAreNot() {
+        #expect(SpotterError(code: "rate_limited", message: "").errorCode == .rateLimited)
+        #expect(SpotterError(code: "cursor_expired", message: "").errorCode == .cursorExpired)
+        #expect(SpotterError.connectionLost.errorCode == nil)
+        #expect(SpotterError(code: "", message: "").errorCode == nil)
     }
 
     @Test func theDriftCheckCatchesANewServerField() throws {

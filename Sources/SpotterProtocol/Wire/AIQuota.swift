@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A user's AI generations (issue 30 item 4, seed 001 "AI Generation Limits"): how many the current window allows
 /// (absent: unlimited), how many are used and left, the window (`week`: Monday 00:00 to Monday 00:00, `day`:

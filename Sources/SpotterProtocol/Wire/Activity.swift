@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The coach's combined activity feed (seed 002 coach §8 "Client Activity Feed": meals logged, challenges done,
 // check-ins submitted, messages sent), across every current client, newest first, from the log.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `app_state`: the app tells the server it went to the background (or came back) on a socket it keeps open. While
 /// every socket a person holds on this server is in the background, they count as away for pushes: what the socket

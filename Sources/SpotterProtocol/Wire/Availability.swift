@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A span of a day in the coach's zone, `"HH:MM"` to `"HH:MM"` (`"24:00"`: the day's end).
 public struct AvailabilityHours: Codable, Sendable, Equatable {

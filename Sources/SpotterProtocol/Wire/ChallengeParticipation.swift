@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Group challenges (seed 003 "Challenges": 7, 14 or 30 days, with participant counts). A coach's challenge made
 // with a `template_id` is a group challenge: any current client of that coach may join it (`challenge.join`),

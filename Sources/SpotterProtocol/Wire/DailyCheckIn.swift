@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The daily check-in (seed 001 "Daily Check-In Screen", `/users/{userId}/daily_checkins/{date}`): how the client
 // feels today — mood, soreness, stress, whether they are sick or skipping their workout — and the day's overall

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Push devices (issue 28): where the server may push to a person whose app holds no socket. One body registers one
 // device of one platform; the fields of the other platforms are refused (`unknown_field`). The limits are

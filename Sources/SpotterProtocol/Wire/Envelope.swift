@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The WebSocket envelope: JSON text frames. A client command carries an `id`
 // that the reply echoes; events carry no id.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // A goal as a plan (seed 004 US3, US5, US7, FR-016, FR-021, FR-022): its timeline, weekly milestones, the daily
 // calories and macros, and the training that goes with it. Computed by `GoalPlanner` (SpotterCore) when the goal

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The user's goal preferences (seed 004 US2 "preferred body fat calculation method", US8 #4, FR-027 "preference
 /// for measurement units"): `GET`/`PUT /v1/me/goal-preferences`. `body_fat_method` (`navy`, `skinfold3`,

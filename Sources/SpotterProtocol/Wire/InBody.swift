@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// An InBody scan's figures (seed 000 FR-PROGRESS-03, Premium and up), as the client copies them from the printout:
 /// a measurement with `method: "inbody"` carries them under `inbody`. The first five are required (the list the

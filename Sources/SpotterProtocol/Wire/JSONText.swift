@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// JSON for the frames sent for every message, written by hand: the same bytes `JSONEncoder` writes with
 /// `[.sortedKeys, .withoutEscapingSlashes]` (tests compare the two), at a fraction of the cost. Keys must be

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // One rule for every request body and socket command: a field the server
 // does not know is refused with `unknown_field` naming it, never dropped in

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Taking a message back (Protocol/README "Editing and deleting messages"): `message.edit` and `message.delete`
 // on the socket, and the `message.edited` / `message.deleted` events both participants' devices get.

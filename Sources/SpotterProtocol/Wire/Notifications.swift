@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Notification preferences (issue 28, item 4): which kinds of push a person wants, threads they muted, and the
 // hours when pushes must not make a sound. What each setting does to each kind is `NotificationPolicy`'s

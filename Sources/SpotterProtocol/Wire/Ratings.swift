@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `rating_prompt` (logged, to the client only; `--ratings`): ask the client to rate their coaching — after
 /// every 10th message they send (`reason: "messages"`, `messages_sent`), and after each completed video session

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The coaching record (Protocol/README "The coaching record"): what a coach and their client keep between them
 // apart from chat — challenges with daily tasks, weekly check-ins, body measurements and a body-fat goal. It

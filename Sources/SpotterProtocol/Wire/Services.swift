@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The server-to-server API: the app's other services (a workout planner, a tracker) post system messages into a
 // thread with an API key an admin made.

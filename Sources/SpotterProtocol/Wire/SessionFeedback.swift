@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `session.feedback` (the coach or the client of a `completed` session): a rating of the session, 1–5, and
 /// optional notes (≤ 2,000 characters; no control characters but newline and tab). Once per side, not editable.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A video session as both participants see it (Protocol/README "Video sessions"). Times are Unix seconds, UTC.
 public struct SessionView: Codable, Sendable, Equatable {

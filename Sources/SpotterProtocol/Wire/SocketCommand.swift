@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A command's body, as a `/v1/ws` text frame carries it: the frame's `type`, the command's fields under the
 /// known-fields rule, and, for the commands a socket sends most, a one-pass reading of a flat frame.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One monthly allowance of a client (`--tiers`): what is used, the limit (absent: unlimited), what is left,
 /// and the colour the apps draw it in (`green` below 80 %, `yellow` 80–99 %, `red` at 100 %).

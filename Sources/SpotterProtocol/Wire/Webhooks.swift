@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Outbound webhooks (issue 29): admins register endpoints that the server POSTs signed events to
 // (Protocol/README.md, "Webhooks").
