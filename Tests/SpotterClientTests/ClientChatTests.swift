@@ -14,11 +14,7 @@ struct ClientChatTests {
         let coachSide = server.client(coach)
         let clientSide = server.client(client)
         defer { Task { await coachSide.close(); await clientSide.close() } }
-        let coachHeard = await Recorder(coachSide)
-        let clientHeard = await Recorder(clientSide)
-        await coachSide.connect()
-        await clientSide.connect()
-        try await live(coachSide, clientSide)
+        let (coachHeard, clientHeard) = try await connectRecorded(coachSide, clientSide)
 
         // Client → coach, and the coach's ✓✓ back.
         let stored = try await clientSide.send(text: "مرحبا coach", to: thread)

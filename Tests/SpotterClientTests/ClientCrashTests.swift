@@ -16,11 +16,7 @@ struct ClientCrashTests {
         let coachSide = server.client(coach)
         let clientSide = server.client(client)
         defer { Task { await coachSide.close(); await clientSide.close() } }
-        let coachHeard = await Recorder(coachSide)
-        let clientHeard = await Recorder(clientSide)
-        await coachSide.connect()
-        await clientSide.connect()
-        try await live(coachSide, clientSide)
+        let (coachHeard, clientHeard) = try await connectRecorded(coachSide, clientSide)
 
         let total = 200, frozenAt = 150
         let results = Locked<[Int: Message]>([:])

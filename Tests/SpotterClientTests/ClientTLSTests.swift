@@ -22,11 +22,7 @@ struct ClientTLSTests {
         let coachSide = Self.client(coach, url: "https://localhost:\(server.port)", trust: trust)
         let clientSide = Self.client(client, url: "https://127.0.0.1:\(server.port)", trust: trust)
         defer { Task { await coachSide.close(); await clientSide.close() } }
-        let coachHeard = await Recorder(coachSide)
-        let clientHeard = await Recorder(clientSide)
-        await coachSide.connect()
-        await clientSide.connect()
-        try await live(coachSide, clientSide)
+        let (coachHeard, clientHeard) = try await connectRecorded(coachSide, clientSide)
 
         let stored = try await clientSide.send(text: "مرحبا over TLS", to: thread)
         #expect(stored.seq == 1)

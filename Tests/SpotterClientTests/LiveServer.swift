@@ -154,6 +154,16 @@ func eventually(_ timeout: Double, _ what: String, _ condition: () async -> Bool
     }
 }
 
+/// Records both sides' events from the start, connects them, and waits until both are live.
+func connectRecorded(_ coachSide: SpotterClient, _ clientSide: SpotterClient) async throws -> (Recorder, Recorder) {
+    let coachHeard = await Recorder(coachSide)
+    let clientHeard = await Recorder(clientSide)
+    await coachSide.connect()
+    await clientSide.connect()
+    try await live(coachSide, clientSide)
+    return (coachHeard, clientHeard)
+}
+
 func live(_ clients: SpotterClient...) async throws {
     for client in clients {
         try await eventually("the client to be live") { await client.state == .live }
