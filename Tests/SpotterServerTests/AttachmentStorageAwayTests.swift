@@ -4,12 +4,12 @@ import SpotterServer
 import TestSupport
 
 /// The attachments' folder going away under a running server (issue 31 item 5: shared storage — an NFS or EFS
-/// mount lost): uploads are refused with a typed 503 that says to retry, downloads with a typed 500, the server
+/// mount lost): uploads and downloads are refused with a typed 503 that says to retry, the server
 /// neither crashes nor hangs, the chat goes on (a message naming a kept file is accepted: its row is in the
 /// database), and once the folder is back every file accepted before is served as it was.
 @Suite("Attachments' folder away", .serialized)
 struct AttachmentStorageAwayTests {
-    @Test func uploadsGet503DownloadsA500AndNothingAcceptedIsLost() throws {
+    @Test func uploadsAndDownloadsGet503AndNothingAcceptedIsLost() throws {
         let chat = try ChatFixture()
         defer { chat.server.stop() }
         let token = chat.fixture.clientA.access
@@ -41,7 +41,9 @@ struct AttachmentStorageAwayTests {
         let error = AttachmentsTests.json(refused)["error"] as? [String: Any]
         #expect(error?["field"] as? String == "attachments")
         let unreadable = try download()
-        #expect(unreadable.status == 500 && AttachmentsTests.code(unreadable) == "internal_error")
+        #expect(unreadable.status == 503 && AttachmentsTests.code(unreadable) == "unavailable")
+        #expect(unreadable.headers["Retry-After"] == "1")
+        #expect((AttachmentsTests.json(unreadable)["error"] as? [String: Any])?["field"] as? String == "attachments")
         // The server is alive and the chat goes on, a message naming the kept file included.
         #expect(try HTTPTestClient(port: chat.server.port).request("GET", "/healthz").status == 200)
         let client = try chat.socket(token)

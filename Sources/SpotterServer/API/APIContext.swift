@@ -166,6 +166,8 @@ extension APIError {
         switch error {
         case let error as APIError: self = error
         case let error as AccountStoreError: self = error.apiError
+        // A file in the attachments' folder that could not be read (shared storage away): a retry is right.
+        case is AttachmentStoreError: self = API.attachmentsUnavailable
         default: self.init(.internalError)
         }
     }
