@@ -19,7 +19,9 @@ public final class ChatState {
     public private(set) var names: [String: String] = [:]
     private var dirty: [ChatThread] = []
     /// Threads whose idempotency window is in memory (what `dropIdleWindows` looks at).
-    private var warm: [Int64: ChatThread] = [:]
+    var warm: [Int64: ChatThread] = [:]
+    /// The warm threads a sliced pass of `dropIdleWindows(…, atMost:)` has still to look at.
+    var idleScan: [Int64] = []
 
     public init() {}
 

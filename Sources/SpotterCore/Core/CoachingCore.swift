@@ -391,4 +391,10 @@ public struct CoachingCore {
     public mutating func dropIdleWindows(nowMilliseconds: UInt64, idleMilliseconds: UInt64) -> Int {
         chat.dropIdleWindows(nowMilliseconds: nowMilliseconds, idleMilliseconds: idleMilliseconds)
     }
+
+    /// The same, looking at no more than `atMost` windows per call (`ChatState.dropIdleWindows(…, atMost:)`).
+    @discardableResult
+    public mutating func dropIdleWindows(nowMilliseconds: UInt64, idleMilliseconds: UInt64, atMost: Int) -> Int {
+        chat.dropIdleWindows(nowMilliseconds: nowMilliseconds, idleMilliseconds: idleMilliseconds, atMost: atMost)
+    }
 }
