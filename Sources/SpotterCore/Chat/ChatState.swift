@@ -21,7 +21,7 @@ public final class ChatState {
     /// Threads whose idempotency window is in memory (what `dropIdleWindows` looks at).
     var warm: [Int64: ChatThread] = [:]
     /// The warm threads a sliced pass of `dropIdleWindows(…, atMost:)` has still to look at.
-    var idleScan: [Int64] = []
+    var idleScan: [ChatThread] = []
 
     public init() {}
 

@@ -18,8 +18,10 @@ public struct JSONText {
 
     /// Starts an object in a buffer of `capacity` bytes (the caller's estimate of the whole object).
     public init(capacity: Int) {
-        bytes = [UInt8(ascii: "{")]
+        // One allocation: an array literal first would allocate for its one byte, and the reserve again.
+        bytes = []
         bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
     }
 
     public mutating func field(_ key: StaticString, _ value: String?) {
