@@ -9,11 +9,16 @@ extension ChatState {
     /// dictionary lookup (with lookups, a slice cost 5× the whole walk it replaced at 100 warm threads).
     @discardableResult
     public func dropIdleWindows(nowMilliseconds: UInt64, idleMilliseconds: UInt64, atMost: Int) -> Int {
-        if idleScan.isEmpty { idleScan = Array(warm.values) }
+        let atMost = max(atMost, 1)
+        if idleScan.isEmpty {
+            // Few enough for one slice: the whole walk, which costs least (no copy of the threads).
+            if warm.count <= atMost { return dropIdleWindows(nowMilliseconds: nowMilliseconds, idleMilliseconds: idleMilliseconds) }
+            idleScan = Array(warm.values)
+        }
+        let slice = Array(idleScan.suffix(atMost))  // a copy: a slice would share the storage and make the removal copy all
+        idleScan.removeLast(slice.count)
         var dropped = 0
-        var left = max(atMost, 1)
-        while left > 0, let thread = idleScan.popLast() {
-            left -= 1
+        for thread in slice {
             // Its window may have gone since the pass began (a reset), or the thread been replaced by another.
             guard thread.recent != nil, nowMilliseconds &- thread.recentUsedAt >= idleMilliseconds,
                   warm[thread.no] === thread else { continue }
