@@ -34,6 +34,20 @@ public struct EventFrame: Sendable, Equatable {
         }
     }
 
+    /// A logged event's frame from the event's JSON object as UTF-8 bytes (what the core makes: no `String`
+    /// on the way): the same bytes as `init(cursor:object:)` with that text.
+    public init(cursor: Int64, object: [UInt8]) {
+        let lead: StaticString = "{\"cursor\":"
+        let digits = EventFrame.decimalCount(cursor)
+        let fields = max(object.count - 1, 0)
+        self.init(payloadCount: lead.utf8CodeUnitCount + digits + 1 + fields) { bytes in
+            lead.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            EventFrame.appendDecimal(cursor, digits: digits, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            bytes.append(contentsOf: object.dropFirst())
+        }
+    }
+
     /// The header for `payloadCount` bytes, then what `write` appends (exactly that many), in one allocation.
     private init(payloadCount: Int, write: (inout [UInt8]) -> Void) {
         var bytes: [UInt8] = []

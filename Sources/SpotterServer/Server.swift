@@ -222,7 +222,8 @@ public final class Server: @unchecked Sendable {
         checkpoint.start(after: every, repeat: every) { [weak self] in
             guard let self else { return }
             runner.checkpoint()
-            runner.core.dropIdleWindows(nowMilliseconds: loop.nowMilliseconds, idleMilliseconds: 10 * 60 * 1000)
+            // A slice of the warm threads per tick (`ChatState.dropIdleWindows(…, atMost:)`), not all of them.
+            runner.core.dropIdleWindows(nowMilliseconds: loop.nowMilliseconds, idleMilliseconds: 10 * 60 * 1000, atMost: 1024)
         }
         checkpointTimer = checkpoint
         runner.startTimers()

@@ -19,7 +19,9 @@ public final class ChatState {
     public private(set) var names: [String: String] = [:]
     private var dirty: [ChatThread] = []
     /// Threads whose idempotency window is in memory (what `dropIdleWindows` looks at).
-    private var warm: [Int64: ChatThread] = [:]
+    var warm: [Int64: ChatThread] = [:]
+    /// The warm threads a sliced pass of `dropIdleWindows(…, atMost:)` has still to look at.
+    var idleScan: [ChatThread] = []
 
     public init() {}
 
@@ -385,6 +387,18 @@ public final class ChatState {
             attachments: attached?.attachments, editedAt: message.editedAt)
     }
 
+    /// A message record's `message` events, one per participant, as UTF-8 bytes: what `CoachingCore.apply` makes
+    /// on every send, with the message's JSON (`messageJSON`, the reply's too) written once for both.
+    public func messageEvents(for record: ChatRecord, messageJSON: [UInt8]? = nil) -> [(userID: String, json: [UInt8])] {
+        guard let thread = threadsByNo[record.threadNo],
+              let message = messageJSON ?? messageView(record)?.jsonBytes else { return [] }
+        let coach = thread.coachID, client = thread.clientID
+        return [
+            (coach, MessageEvent.jsonBytes(message: message, unread: thread.unread(.coach), totalUnread: totalUnread(coach))),
+            (client, MessageEvent.jsonBytes(message: message, unread: thread.unread(.client), totalUnread: totalUnread(client))),
+        ]
+    }
+
     /// The events a durable record makes, one per participant at most, as
     /// JSON objects without their cursor. Counts are the state's at the time
     /// of the call (so a replay shows today's badges). `messageJSON`: the
@@ -393,11 +407,8 @@ public final class ChatState {
         guard let thread = threadsByNo[record.threadNo] else { return [] }
         switch record.content {
         case .message:
-            guard let message = messageJSON ?? messageView(record)?.jsonText else { return [] }
-            return [Side.coach, Side.client].map { side in
-                let userID = thread.userID(side)
-                return (userID, MessageEvent.jsonText(message: message, unread: thread.unread(side), totalUnread: totalUnread(userID)))
-            }
+            return messageEvents(for: record, messageJSON: messageJSON.map { Array($0.utf8) })
+                .map { ($0.userID, String(decoding: $0.json, as: UTF8.self)) }
         case .receipt(let receipt):
             let reader = thread.userID(record.side)
             let peer = thread.userID(record.side.other)

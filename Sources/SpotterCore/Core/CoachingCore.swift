@@ -239,7 +239,9 @@ public struct CoachingCore {
             if let erasure = record.content.erasure {
                 // On no thread: every thread of the erased user.
                 applyErasure(erasure)
-                for (userID, payload) in erasureEvents(erasure) { applied.logged.append((userID, record.pos, payload)) }
+                for (userID, payload) in erasureEvents(erasure) {
+                    applied.logged.append(LoggedEvent(userID: userID, cursor: record.pos, payload: payload))
+                }
                 continue
             }
             if let change = record.content.account {
@@ -248,7 +250,7 @@ public struct CoachingCore {
                 continue
             }
             guard let thread = chat.thread(no: record.threadNo) else { continue }
-            var messageJSON: String?
+            var messageJSON: [UInt8]?
             var made: (body: SessionRecordBody, sessionJSON: String)?
             switch record.content {
             case .message(let message):
@@ -257,8 +259,8 @@ public struct CoachingCore {
                     forgetCounts(of: thread.clientID, ever: true)
                 }
                 if fresh, message.kind == .mealLog { mealTimes[record.threadNo, default: []].append(record.at) }
-                messageJSON = chat.messageView(record)?.jsonText
-                if applied.messageJSON == nil { applied.messageJSON = messageJSON }
+                messageJSON = chat.messageView(record)?.jsonBytes
+                if applied.messageJSON == nil, let messageJSON { applied.messageJSON = String(decoding: messageJSON, as: UTF8.self) }
             case .session:
                 made = madeSessions.removeValue(forKey: MadeSession(threadNo: record.threadNo, seq: record.seq))
                 if origin == .elsewhere, let stored = SessionRecordBody(record), let session = Session(view: stored.session) {
@@ -275,8 +277,15 @@ public struct CoachingCore {
             case .receipt, .ratingPrompt, .change, .erasure, .account, .unknown:  // an erasure or account change is applied above
                 break
             }
-            for (userID, payload) in events(for: record, messageJSON: messageJSON, made: origin == .here ? made : nil, context) {
-                applied.logged.append((userID, record.pos, payload))
+            if case .message = record.content {
+                // A send's events, the hot path: bytes from the fields to the frame, the message's JSON written once.
+                for (userID, json) in chat.messageEvents(for: record, messageJSON: messageJSON) {
+                    applied.logged.append(LoggedEvent(userID: userID, cursor: record.pos, json: json))
+                }
+                continue
+            }
+            for (userID, payload) in events(for: record, messageJSON: nil, made: origin == .here ? made : nil, context) {
+                applied.logged.append(LoggedEvent(userID: userID, cursor: record.pos, payload: payload))
             }
         }
         // The coach's card of each client whose record changed (not logged: `dashboard` reads it again).
@@ -381,5 +390,11 @@ public struct CoachingCore {
     @discardableResult
     public mutating func dropIdleWindows(nowMilliseconds: UInt64, idleMilliseconds: UInt64) -> Int {
         chat.dropIdleWindows(nowMilliseconds: nowMilliseconds, idleMilliseconds: idleMilliseconds)
+    }
+
+    /// The same, looking at no more than `atMost` windows per call (`ChatState.dropIdleWindows(…, atMost:)`).
+    @discardableResult
+    public mutating func dropIdleWindows(nowMilliseconds: UInt64, idleMilliseconds: UInt64, atMost: Int) -> Int {
+        chat.dropIdleWindows(nowMilliseconds: nowMilliseconds, idleMilliseconds: idleMilliseconds, atMost: atMost)
     }
 }

@@ -230,10 +230,33 @@ public enum Origin: Sendable {
     case elsewhere
 }
 
+/// A logged event for one user at its record's position: the event's JSON object (without its cursor) as
+/// UTF-8 bytes, made once by the core and framed once for every socket of the user (`EventFrame`), so nothing
+/// between the core and the sockets makes a `String` of it.
+public struct LoggedEvent {
+    public let userID: String
+    public let cursor: Int64
+    /// The JSON object `{…}`, UTF-8.
+    public let json: [UInt8]
+
+    public init(userID: String, cursor: Int64, json: [UInt8]) {
+        self.userID = userID
+        self.cursor = cursor
+        self.json = json
+    }
+
+    public init(userID: String, cursor: Int64, payload: String) {
+        self.init(userID: userID, cursor: cursor, json: Array(payload.utf8))
+    }
+
+    /// The JSON as text (another process's broker, `resume`'s replay, tests).
+    public var payload: String { String(decoding: json, as: UTF8.self) }
+}
+
 /// What applying committed records makes.
 public struct Applied {
     /// Logged events, per user, each at its record's position (replayed by `resume`).
-    public var logged: [(userID: String, cursor: Int64, payload: String)] = []
+    public var logged: [LoggedEvent] = []
     /// Events not logged (the live quota, a coach's refreshed client card).
     public var ephemeral: [(userID: String, frame: String)] = []
     /// The first committed message's JSON (a send's reply: written once for the reply and both events).

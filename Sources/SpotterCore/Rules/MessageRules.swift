@@ -26,7 +26,7 @@ public enum MessageRules {
     /// A text body: not blank, at most 1,000 characters, no NUL (SQLite's text readers stop at one, so it could
     /// not come back as sent). Kept exactly as sent.
     public static func text(_ raw: String?) throws(APIError) -> String {
-        guard let raw, raw.contains(where: { !$0.isWhitespace }), !raw.utf8.contains(0) else {
+        guard let raw, TextScan.hasNonWhitespace(raw), !raw.utf8.contains(0) else {
             throw APIError(.invalidMessage, field: "text")
         }
         guard TextBounds.fits(raw, maxCharacters: maxTextCharacters, maxBytes: maxTextBytes) else {
@@ -58,6 +58,7 @@ public enum MessageRules {
     /// What the conversation list shows: the start of a text (newlines as
     /// spaces), or the meal's name; at most 100 characters and 400 bytes.
     public static func preview(text: String?, meal: MealLog?) -> String {
+        if meal == nil, let text, let preview = TextScan.asciiPreview(text) { return preview }
         let full = meal.map { "🍽 " + $0.name } ?? String((text ?? "").map { $0.isNewline ? " " : $0 })
         return TextBounds.prefix(full, maxCharacters: maxPreviewCharacters, maxBytes: maxPreviewBytes)
     }

@@ -11,7 +11,10 @@ public enum TextBounds {
     /// True when `text` has at most `maxCharacters` characters and at most
     /// `maxBytes` (by default `bytesPerCharacter` × `maxCharacters`) bytes of UTF-8.
     public static func fits(_ text: some StringProtocol, maxCharacters: Int, maxBytes: Int? = nil) -> Bool {
-        text.utf8.count <= (maxBytes ?? maxCharacters * bytesPerCharacter) && text.count <= maxCharacters
+        // A character is one byte at least: within `maxCharacters` bytes, no need to count the characters (the
+        // count walks grapheme boundaries, many times the cost of the byte count).
+        let bytes = text.utf8.count
+        return bytes <= (maxBytes ?? maxCharacters * bytesPerCharacter) && (bytes <= maxCharacters || text.count <= maxCharacters)
     }
 
     /// The longest prefix of `text` within both limits, ending in "…" when

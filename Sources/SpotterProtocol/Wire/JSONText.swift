@@ -13,8 +13,15 @@ public struct JSONText {
 
     /// Starts an object.
     public init() {
-        bytes = [UInt8(ascii: "{")]
-        bytes.reserveCapacity(256)
+        self.init(capacity: 256)
+    }
+
+    /// Starts an object in a buffer of `capacity` bytes (the caller's estimate of the whole object).
+    public init(capacity: Int) {
+        // One allocation: an array literal first would allocate for its one byte, and the reserve again.
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
     }
 
     public mutating func field(_ key: StaticString, _ value: String?) {
@@ -57,10 +64,22 @@ public struct JSONText {
         bytes.append(contentsOf: value.utf8)
     }
 
+    /// A value that is JSON already, as UTF-8 bytes (another object made with `finishBytes`).
+    public mutating func field(_ key: StaticString, json value: [UInt8]) {
+        open(key)
+        bytes.append(contentsOf: value)
+    }
+
     /// Closes the object and returns it.
     public mutating func finish() -> String {
+        String(decoding: finishBytes(), as: UTF8.self)
+    }
+
+    /// Closes the object and returns its UTF-8 bytes: what an event's frame is made of, with no `String` (and
+    /// no UTF-8 validation) between the fields and the socket.
+    public mutating func finishBytes() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     private mutating func open(_ key: StaticString) {
@@ -135,9 +154,14 @@ public struct JSONText {
 
 extension MessageView {
     /// This message as JSON (`JSONEncoder` for a meal log, whose numbers it formats).
-    public var jsonText: String {
-        if meal != nil || attachments != nil { return JSONText.encoder.encodeToString(self) }
-        var json = JSONText()
+    public var jsonText: String { String(decoding: jsonBytes, as: UTF8.self) }
+
+    /// This message's JSON as UTF-8 bytes: the same bytes as `jsonText`, made without a `String`.
+    public var jsonBytes: [UInt8] {
+        if meal != nil || attachments != nil { return Array(JSONText.encoder.encodeToString(self).utf8) }
+        // The fields' names and numbers take under 200 bytes; the strings their own length (more when escaped).
+        var json = JSONText(capacity: 200 + clientMessageId.utf8.count + kind.utf8.count + (senderId?.utf8.count ?? 0)
+                                + (sessionId?.utf8.count ?? 0) + (text?.utf8.count ?? 0) + threadId.utf8.count)
         json.field("client_message_id", clientMessageId)
         json.field("created_at", createdAt)
         json.field("deleted_at", deletedAt)
@@ -148,7 +172,7 @@ extension MessageView {
         json.field("session_id", sessionId)
         json.field("text", text)
         json.field("thread_id", threadId)
-        return json.finish()
+        return json.finishBytes()
     }
 }
 
@@ -162,12 +186,18 @@ extension MessageEvent {
     /// With the message's JSON written already: one message goes to two users with their own counts, and its
     /// JSON is the sender's reply too.
     public static func jsonText(message messageJSON: String, unread: Int64?, totalUnread: Int64?) -> String {
-        var json = JSONText()
-        json.field("message", json: messageJSON)
+        String(decoding: jsonBytes(message: Array(messageJSON.utf8), unread: unread, totalUnread: totalUnread), as: UTF8.self)
+    }
+
+    /// The event's JSON as UTF-8 bytes, around the message's own (`MessageView.jsonBytes`, made once for both
+    /// participants and the reply): the same bytes as `jsonText(message:unread:totalUnread:)`.
+    public static func jsonBytes(message: [UInt8], unread: Int64?, totalUnread: Int64?) -> [UInt8] {
+        var json = JSONText(capacity: message.count + 80)
+        json.field("message", json: message)
         json.field("total_unread", totalUnread)
         json.field("type", "message")
         json.field("unread", unread)
-        return json.finish()
+        return json.finishBytes()
     }
 }
 

@@ -229,24 +229,25 @@ final class CoreRunner {
     /// Hands committed records' events to the broker (through the follower in a cluster, which delivers them in
     /// position order), and the ephemeral ones straight to their users' sockets.
     func publish(_ applied: Applied) {
-        var index = applied.logged.startIndex
-        while index < applied.logged.endIndex {
-            let cursor = applied.logged[index].cursor
-            var events: [(userID: String, payload: String)] = []
-            while index < applied.logged.endIndex, applied.logged[index].cursor == cursor {
-                events.append((applied.logged[index].userID, applied.logged[index].payload))
-                index += 1
+        if let follower {
+            // In position order through the follower (as text: what it holds may come from another process).
+            var index = applied.logged.startIndex
+            while index < applied.logged.endIndex {
+                let cursor = applied.logged[index].cursor
+                var events: [(userID: String, payload: String)] = []
+                while index < applied.logged.endIndex, applied.logged[index].cursor == cursor {
+                    events.append((applied.logged[index].userID, applied.logged[index].payload))
+                    index += 1
+                }
+                follower.publish(cursor: cursor, events: events)
             }
-            publish(cursor: cursor, events)
+        } else {
+            // The core's bytes, framed once per event: no `String` between the core and the sockets.
+            for event in applied.logged {
+                broker.publish(userID: event.userID, cursor: event.cursor, frame: EventFrame(cursor: event.cursor, object: event.json))
+            }
         }
         for (userID, json) in applied.ephemeral { broker.publishEphemeral(userID: userID, frame: EventFrame(json)) }
-    }
-
-    private func publish(cursor: Int64, _ events: [(userID: String, payload: String)]) {
-        if let follower { return follower.publish(cursor: cursor, events: events) }
-        for (userID, payload) in events {
-            broker.publish(userID: userID, cursor: cursor, frame: EventFrame(cursor: cursor, object: payload))
-        }
     }
 
     // MARK: - Quotas (`--tiers`)
