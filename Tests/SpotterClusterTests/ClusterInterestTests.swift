@@ -29,7 +29,8 @@ struct ClusterInterestTests {
     }
 
     static func seqs(_ socket: SpotterSocket, _ thread: String) throws -> [Int] {
-        (try socket.result("history", ["thread_id": thread])["messages"] as? [[String: Any]] ?? []).compactMap { $0["seq"] as? Int }
+        // Newest first on the wire; each seq once.
+        (try socket.result("history", ["thread_id": thread])["messages"] as? [[String: Any]] ?? []).compactMap { $0["seq"] as? Int }.sorted()
     }
 
     static func listed(_ socket: SpotterSocket, _ thread: String) throws -> [String: Any] {
@@ -61,7 +62,8 @@ struct ClusterInterestTests {
         let coachOnC = try SpotterSocket(port: cluster.port(c), token: coach.access)
         #expect(try Self.counter("spotter_cluster_threads_refreshed_total", cluster, c) == refreshedBefore + 1)
         #expect(coachOnC.helloCursor >= lastCursor, "hello on C: \(coachOnC.helloCursor), last message at \(lastCursor)")
-        #expect(try Self.seqs(coachOnC, thread) == [1, 2, 3, 4, 5])
+        let history = try Self.seqs(coachOnC, thread)
+        #expect(history == [1, 2, 3, 4, 5], "history on C: \(history)")
         let row = try Self.listed(coachOnC, thread)
         #expect(row["last_seq"] as? Int == 5 && row["unread"] as? Int == 5, "\(row)")
         // Its next seq is the thread's (a stale view would give 1 and the store would refuse it).
@@ -93,7 +95,8 @@ struct ClusterInterestTests {
             (try? Self.counter("spotter_cluster_passed_over_records_total", cluster, c)) ?? 0 >= passedMid + 3
         }
         let back = try SpotterSocket(port: cluster.port(c), token: coach.access)
-        #expect(try Self.seqs(back, thread) == Array(1...12))
+        let historyBack = try Self.seqs(back, thread)
+        #expect(historyBack == Array(1...12), "history on C: \(historyBack)")
         let again = try Self.listed(back, thread)
         let onA = try Self.listed(coachOnA, thread)
         #expect(again["last_seq"] as? Int == 12 && again["unread"] as? Int != nil && again["unread"] as? Int == onA["unread"] as? Int,
