@@ -137,4 +137,41 @@ struct ClusterInterestTests {
         let event = try coachOnC.awaitEvent("message", "coachOnC")
         #expect(event["unread"] as? Int == 3 && event["total_unread"] as? Int == 6, "\(event)")
     }
+
+    /// The timer lease's holder applies every record (its timers and consumers read any thread): a process taking
+    /// it over reads the threads it had passed over first, and passes nothing over while it holds it.
+    @Test func aProcessTakingTheLeaseReadsWhatItPassedOverAndThenAppliesEverything() throws {
+        let (cluster, a, b, holder) = try { () throws -> (ClusterFixture, Int, Int, Int) in
+            let (cluster, a, b, c) = try Self.cluster()
+            let holder = try #require(cluster.processesThatLogged("holding the session timers").first)
+            let others = [a, b, c].filter { $0 != holder }
+            return (cluster, others[0], others[1], holder)
+        }()
+        defer { cluster.stop() }
+        // One pair on each of the two processes without the lease: each passes the other's thread over.
+        var sockets: [(SpotterSocket, String)] = []
+        for (index, process) in [a, b].enumerated() {
+            let (coach, client, thread) = try cluster.linkedPair("lease\(index)", coachOn: process, clientOn: process)
+            _ = coach
+            sockets.append((try SpotterSocket(port: cluster.port(process), token: client.access), thread))
+        }
+        for (socket, thread) in sockets {
+            for number in 1...3 { _ = try socket.result("message.send", ["thread_id": thread, "client_message_id": "l\(number)", "text": "x"]) }
+        }
+        try waitUntil(5, "both passing the other's thread over") {
+            [a, b].allSatisfy { ((try? Self.counter("spotter_cluster_passed_over_records_total", cluster, $0)) ?? 0) >= 3 }
+        }
+        cluster.kill9(holder)
+        try waitUntil(20, "another process holding the timers") {
+            !cluster.processesThatLogged("holding the session timers").isEmpty
+        }
+        let taker = try #require(cluster.processesThatLogged("holding the session timers").first)
+        #expect(try Self.counter("spotter_cluster_threads_refreshed_total", cluster, taker) >= 1, "the stale thread read first")
+        let passed = try Self.counter("spotter_cluster_passed_over_records_total", cluster, taker)
+        for (socket, thread) in sockets {
+            for number in 4...5 { _ = try socket.result("message.send", ["thread_id": thread, "client_message_id": "l\(number)", "text": "x"]) }
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try Self.counter("spotter_cluster_passed_over_records_total", cluster, taker) == passed, "the holder passes nothing over")
+    }
 }
