@@ -9,6 +9,9 @@ public struct ClusterSetup {
     public let makeBroker: (Loop) throws -> any ClusterBroker
     public let log: any FollowableLog
     public let lease: (any TimerLease)?
+    /// Apply every record of every thread, as before interest by thread (`CoreRunner+Interest`):
+    /// `SPOTTER_FOLLOW_EVERY_THREAD=1`, for measuring the difference and as a way back.
+    public var followEveryThread = false
 
     public init(makeBroker: @escaping (Loop) throws -> any ClusterBroker, log: any FollowableLog, lease: (any TimerLease)?) {
         self.makeBroker = makeBroker

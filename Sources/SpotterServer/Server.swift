@@ -180,6 +180,7 @@ public final class Server: @unchecked Sendable {
         if let cluster, let clusterBroker {
             let follower = LogFollower(runner: runner, broker: clusterBroker, log: cluster.log, position: loaded.position)
             runner.follower = follower
+            follower.interest.everyThread = cluster.followEveryThread
             try follower.start(loop: loop)
             logger.info("following the cluster's log", metadata: ["from": "\(loaded.position)"])
         }
@@ -387,11 +388,15 @@ public final class Server: @unchecked Sendable {
             loop.runBlocking({ lease.hold() }, then: { [weak self] held in
                 guard let self else { return }
                 leaseChecking = false
-                if held != runner.holdsTimers { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
-                runner.holdsTimers = held
-                consumers?.setActive(held)
-                pushDispatcher?.setActive(held)
-                webhookDispatcher?.setActive(held)
+                let wasHeld = runner.holdsTimers
+                // Its holder applies every record: stale threads are read first (`CoreRunner+Interest`).
+                runner.leaseChanged(held) { [weak self] in
+                    guard let self else { return }
+                    if held != wasHeld { logger.notice(held ? "holding the session timers" : "session timers left to another process") }
+                    consumers?.setActive(held)
+                    pushDispatcher?.setActive(held)
+                    webhookDispatcher?.setActive(held)
+                }
             })
         }
         timer.unref()

@@ -413,6 +413,7 @@ struct Serve: ParsableCommand {
                 cluster = ClusterSetup(
                     makeBroker: { loop in try NATSBroker(loop: loop, url: brokerURL, logger: natsLogger) },
                     log: postgres.followableLog, lease: PostgresTimerLease(url: url))
+                cluster?.followEveryThread = env("SPOTTER_FOLLOW_EVERY_THREAD") == "1"
                 logger.info("cluster mode", metadata: ["broker": "\(NATSWire.loggable(url: brokerURL))"])
             }
             logger.info("keeping everything in PostgreSQL", metadata: ["run": "\(serverStorage.runNumber.map(String.init) ?? "?")"])

@@ -31,6 +31,12 @@ public enum LogStreamCodec {
     /// The records of a batch, or nil for anything that is not one (a record of a kind or side this version does
     /// not know makes the whole batch unreadable: the follower then reads it from the store).
     public static func decode(_ text: String) -> [ChatRecord]? {
+        if let records = flatDecode(text) { return records }  // `LogStreamCodec+Flat`
+        return generalDecode(text)
+    }
+
+    /// The batch read with `JSONDecoder`: what the fast path falls back to, and what a test compares it with.
+    static func generalDecode(_ text: String) -> [ChatRecord]? {
         guard let wire = try? JSONDecoder().decode([Wire].self, from: Data(text.utf8)) else { return nil }
         var records: [ChatRecord] = []
         records.reserveCapacity(wire.count)

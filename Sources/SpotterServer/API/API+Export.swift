@@ -40,15 +40,22 @@ extension API {
         })
         func load(_ missing: ArraySlice<String>) {
             guard let first = missing.first else {
-                let snapshot = ExportSnapshot(actor: actor, core: runner.core, context: runner.context())
-                let sources = ExportSources(accounts: services.accounts, attachments: services.attachments, log: runner.log,
-                                            now: services.clock.now)
-                return done(.success(ExportCursor(sources: sources, snapshot: snapshot)))
+                // Threads this process let go (no socket of theirs here) are brought up to date (`CoreRunner+Interest`).
+                return runner.refresh(runner.chat.threads(of: actor.userID).map(\.no)) { error in
+                    if let error { return done(.failure(error)) }
+                    snapshot()
+                }
             }
             runner.readThread(first) { error in
                 if let error { return done(.failure(error)) }
                 load(missing.dropFirst())
             }
+        }
+        func snapshot() {
+            let snapshot = ExportSnapshot(actor: actor, core: runner.core, context: runner.context())
+            let sources = ExportSources(accounts: services.accounts, attachments: services.attachments, log: runner.log,
+                                        now: services.clock.now)
+            done(.success(ExportCursor(sources: sources, snapshot: snapshot)))
         }
     }
 }

@@ -13,10 +13,15 @@ extension API {
         guard AccessPolicy.canAdminister(actor) else { throw APIError(.forbidden) }
         guard let seq = Int64(seqText), WireRange.position.contains(seq) else { throw APIError(.outOfRange, field: "seq") }
         let request = MessageChangeRequest(actorID: actor.userID, threadID: threadID, seq: seq, text: nil, byAdmin: true)
-        server.runner.run(.changeMessage(request)) { result in
-            switch result {
-            case .success(let json): respond(HTTPResponse(status: 200, contentType: "application/json", body: json + "\n"))
-            case .failure(let error): respond(.apiError(error, language))
+        // A thread this process let go is brought up to date first (`CoreRunner+Interest`).
+        let runner = server.runner
+        runner.refresh(runner.chat.thread(id: threadID).map { [$0.no] } ?? []) { error in
+            if let error { return respond(.apiError(error, language)) }
+            runner.run(.changeMessage(request)) { result in
+                switch result {
+                case .success(let json): respond(HTTPResponse(status: 200, contentType: "application/json", body: json + "\n"))
+                case .failure(let error): respond(.apiError(error, language))
+                }
             }
         }
     }

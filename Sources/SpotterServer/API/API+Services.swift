@@ -79,10 +79,14 @@ extension API {
                 }
                 let send = SendRequest(sender: thread.userID(side), threadID: threadID, clientMessageID: clientMessageID,
                                        kind: .system, body: text)
-                server.runner.run(.send(send)) { sent in
-                    switch sent {
-                    case .success(let json): respond(HTTPResponse(status: 200, contentType: "application/json", body: json + "\n"))
-                    case .failure(let error): respond(.apiError(error, language))
+                // A thread this process let go is brought up to date first (`CoreRunner+Interest`): its seq moved.
+                server.runner.refresh([thread.no]) { [self] error in
+                    if let error { return respond(.apiError(error, language)) }
+                    server.runner.run(.send(send)) { sent in
+                        switch sent {
+                        case .success(let json): respond(HTTPResponse(status: 200, contentType: "application/json", body: json + "\n"))
+                        case .failure(let error): respond(.apiError(error, language))
+                        }
                     }
                 }
             }

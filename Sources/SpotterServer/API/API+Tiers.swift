@@ -44,9 +44,12 @@ extension API {
             switch result {
             case .success(let (_, allowance)):
                 server.runner.rememberAIGenerations(allowance, of: userID)
-                server.runner.run(.tierSet(clientID: userID, tier: tier.rawValue)) { [self] _ in
-                    server.runner.quotaView(userID) { quota in
-                        completion(.success(UsageView(userId: userID, tier: tier.rawValue, quota: quota)))
+                // The client's threads this process let go are brought up to date first (`CoreRunner+Interest`).
+                server.runner.refresh(server.runner.chat.threads(of: userID).map(\.no)) { [self] _ in
+                    server.runner.run(.tierSet(clientID: userID, tier: tier.rawValue)) { [self] _ in
+                        server.runner.quotaView(userID) { quota in
+                            completion(.success(UsageView(userId: userID, tier: tier.rawValue, quota: quota)))
+                        }
                     }
                 }
             case .failure(let error):

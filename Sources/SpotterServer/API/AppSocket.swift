@@ -76,6 +76,15 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         self.connection = connection
         api.server.outbound.add(connection, account: actor.userID)
         runner.attach(self)
+        // In a cluster the user's threads this process let go are read again first (`CoreRunner+Interest`):
+        // attached, the user's threads get every record from now on.
+        runner.holdThreads(of: actor.userID, stillWanted: { [weak self] in self?.connection != nil }) { [weak self] in
+            guard let self, let connection = self.connection else { return }
+            hello(on: connection)
+        }
+    }
+
+    private func hello(on connection: Connection) {
         withUserAndAIGenerations { [self] user, ai in
             guard let user else {
                 connection.close(CloseCode(SpotterCloseCode.sessionRevoked), reason: "account not found")

@@ -110,7 +110,8 @@ extension CoreRunner {
     /// Where a checkpoint's snapshots reach: in a cluster, every record up to what was followed; alone, every
     /// record this loop saw committed. A record still in flight when the snapshots were taken (a timer's, flushed
     /// with them) is replayed after a restart instead of being covered by a mark its thread's view does not hold.
-    private var checkpointMark: Int64 { appliedThrough }
+    /// Threads passed over (`CoreRunner+Interest`) hold it below their first record not applied.
+    private var checkpointMark: Int64 { interestCheckpointMark }
 
     /// The newest position up to which every record is applied here: in a cluster, what the follower applied in
     /// position order; alone, what the pipeline completed (and the link changes the loop applied after it).

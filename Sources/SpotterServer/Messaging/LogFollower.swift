@@ -23,6 +23,8 @@ final class LogFollower {
     let broker: any ClusterBroker
     let log: any FollowableLog
     private var sequencer: LogSequencer
+    /// Which threads this process applies others' chat records of (`CoreRunner+Interest`).
+    let interest = ThreadInterest()
     /// The events this process's commands made for their records, until the record's turn comes.
     private var held: [Int64: [(userID: String, payload: String)]] = [:]
     /// This process's records handed to the sequencer and not yet handed on.
@@ -116,7 +118,7 @@ final class LogFollower {
         // While the runner sets its state back from the store, records wait: applied now they would go to a state
         // about to be replaced. So everything applied before is in the store's snapshot, and what waited is
         // applied on top of it (`recovered`).
-        while !pausedForThreads, !runner.isRecovering, readyIndex < ready.count {
+        while !pausedForThreads, !runner.isRecovering, interest.refreshing == 0, readyIndex < ready.count {
             let record = ready[readyIndex]
             if ownWaiting.remove(record.pos) != nil {
                 deliver(record.pos, held.removeValue(forKey: record.pos) ?? [])
@@ -126,6 +128,11 @@ final class LogFollower {
                 // An erasure or an account change is on no thread (0): applied as it is.
                 if record.threadNo != 0, runner.chat.thread(no: record.threadNo) == nil {
                     return loadThread(record.threadNo)
+                }
+                if runner.passesOver(record) {  // no interest here: the thread is brought up to date when wanted
+                    deliver(record.pos, held.removeValue(forKey: record.pos) ?? [])
+                    readyIndex += 1
+                    continue
                 }
                 metrics.followedRecords.increment()
                 let events = runner.applyFollowed(record)
