@@ -16,7 +16,7 @@ public final class PostgresChatLog: ChatStore {
     var writer: PostgresWriter { store.writer }
     private var readers: PGReaderPool { store.readers }
     /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
-    private let halt = AppendHalt()
+    let halt = AppendHalt()
     /// The position the checkpoint being written includes (set by its first part, saved by its last).
     private let checkpointMark = Mutex<Int64>(0)
 
