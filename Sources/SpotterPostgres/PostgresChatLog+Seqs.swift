@@ -35,12 +35,22 @@ extension PostgresChatLog: SeqGivingLog {
                       AND l.side = u.side AND l.ref = u.ref)
         """
 
-    /// `records` with each thread message numbered after its thread's committed last seq (in order), and the
+    /// `records` with each person's message numbered after its thread's committed last seq (in order), and the
     /// other records of those threads (receipts, prompts: their seq is the thread's last seq when made) lowered
     /// to the thread's seq at their place in the batch. A send stored before throws `SeqGivingError.sentBefore`.
     static func numbered(_ records: [ChatRecord], _ connection: PGConnection) throws -> [ChatRecord] {
+        // A session's system message keeps its guess, and so does every record of its thread in the batch: a
+        // session changes state on what its process knew, and the thread's unique seq is what refuses a change
+        // decided on a stale session (two processes acting on one session at once; the loser is set back from
+        // the store and its client retries on the new state). Messages have no such state: any order is right.
+        var keep: Set<Int64> = []
+        for record in records where record.isThreadMessage {
+            if case .session = record.content { keep.insert(record.threadNo) }
+        }
         var nos: [Int64] = []
-        for record in records where record.isThreadMessage && !nos.contains(record.threadNo) { nos.append(record.threadNo) }
+        for record in records where record.isThreadMessage && !keep.contains(record.threadNo) && !nos.contains(record.threadNo) {
+            nos.append(record.threadNo)
+        }
         guard !nos.isEmpty else { return records }
         var last: [Int64: Int64] = [:]
         for row in try connection.execPrepared(lastSeqsSQL, [array(nos)]).rows {

@@ -67,4 +67,26 @@ struct PostgresSeqGivingTests {
                                 .message(MessageRecord(kind: .system, clientMessageID: "m1", body: "{}")))
         #expect(try Self.appended(a, [system]).map(\.seq) == [5])
     }
+
+    /// A session's system message keeps its guessed seq, and so does the rest of its thread's batch: a session
+    /// changed on a stale view is refused by the thread's unique seq, as before, not numbered past the change
+    /// it did not know.
+    @Test func aSessionsSystemMessageKeepsItsGuessAndCollides() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try T.database(threads: 1, in: cluster)
+        let a = try T.log(url)
+        let b = try T.log(url)
+        defer { a.store.close(); b.store.close() }
+        let session = { (seq: Int64) in
+            ChatRecord(threadNo: 1, side: .coach, seq: seq, at: 7,
+                       .session(SessionRecord(sessionID: "s1", isSystemMessage: true, byParticipant: true, json: "{}")))
+        }
+        #expect(try Self.appended(a, [session(1)]).map(\.seq) == [1])
+        // B did not know it: its own change of the session, with a message in the same batch, is refused whole.
+        #expect(throws: (any Error).self) { _ = try Self.appended(b, [T.message(1, 1, "b1"), session(2)]) }
+        b.resume()
+        // A right guess lands, and a message batch after it is numbered as usual.
+        #expect(try Self.appended(b, [session(2)]).map(\.seq) == [2])
+        #expect(try Self.appended(a, [T.message(1, 2, "a1")]).map(\.seq) == [3])
+    }
 }

@@ -8,8 +8,9 @@ import SpotterCore
 /// in memory, alone, and does not take this path.
 public protocol SeqGivingLog: AnyObject, Sendable {
     /// Appends `records` as `ChatStore.append` does and answers with them as stored: positions filled in, each
-    /// thread message's seq the one the database gave (the others' as decided, lowered to their thread's last
-    /// seq where the guess ran ahead of it). A send whose (thread, side, client_message_id) is already among its
+    /// message's seq the one the database gave (the others' as decided, lowered to their thread's last seq where
+    /// the guess ran ahead of it). A thread whose session system message is in the batch keeps every guess of
+    /// the batch: a session acted on from a stale view must still be refused by the thread's unique seq. A send whose (thread, side, client_message_id) is already among its
     /// thread's recent messages fails the append (`SeqGivingError.sentBefore`): a retry that reached another
     /// process before that process followed the original must not be stored twice.
     func appendGivingSeqs(_ records: [ChatRecord], completion: @escaping @Sendable (Result<[ChatRecord], any Error>) -> Void)
