@@ -21,24 +21,27 @@ extension PostgresChatLog: SeqGivingLog {
         }, completion: halt.guarding(completion))
     }
 
-    /// The last committed message seq of each thread (0 for none), read under the append lock. A correlated MAX:
-    /// one backward probe of `log_message_seq` per thread whatever the plan's age (checked with EXPLAIN on a
-    /// generic plan made while the table was empty).
-    private static let lastSeqsSQL = """
-        SELECT u.no, COALESCE((SELECT MAX(seq) FROM log WHERE threadNo = u.no AND (\(LogSQL.isThreadMessage))), 0)
+    /// In one round trip (every statement here runs under the lock every batch of every process waits for, so a
+    /// round trip more is a wait more for all of them, LoadTests/README.md "Issue 33 item 4"): rows (0, thread, last seq) — the last committed message seq of each
+    /// thread, 0 for none — and rows (1, thread, client_message_id) — the batch's person's sends already stored
+    /// with the same side among their thread's newest messages, as far back as a process's idempotency window
+    /// reaches (`ChatState.windowSize`).
+    ///
+    /// Each part is a probe of `(threadNo, seq)` per thread or send whatever the plan's age: the statement is
+    /// prepared once per connection, and a generic plan made while the log was small turned an EXISTS into a hash
+    /// join over every message of the log (23 ms a batch at 40,000 messages; the first `cluster3` run with it acked
+    /// 305 msgs/s at p50 10 s). The correlated MAX and the LATERAL with LIMIT cannot be planned that way (checked
+    /// with EXPLAIN on a generic plan made while the table was empty, then filled).
+    private static let checkSQL = """
+        SELECT 0, u.no, COALESCE((SELECT MAX(seq) FROM log WHERE threadNo = u.no AND (\(LogSQL.isThreadMessage))), 0)::text
         FROM unnest($1::bigint[]) AS u(no)
-        """
-
-    /// Which of the batch's sends (a person's) are stored already (same thread, side and client_message_id) among
-    /// their thread's newest messages — as far back as a process's idempotency window reaches
-    /// (`ChatState.windowSize`). A LATERAL with LIMIT, not EXISTS: the statement is prepared once per connection,
-    /// and a generic plan made while the log was small turned EXISTS into a hash join over every message of the
-    /// log (23 ms a batch at 40,000 messages, under the lock every batch of every process waits for — the first
-    /// `cluster3` run with it acked 305 msgs/s at p50 10 s); LIMIT keeps it one index probe per send.
-    private static let sentBeforeSQL = """
-        SELECT l.threadNo, l.ref FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::bigint[]) AS u(no, side, ref, floor)
-        CROSS JOIN LATERAL (SELECT threadNo, ref FROM log WHERE threadNo = u.no AND seq > u.floor AND \(LogSQL.isPersonsMessage)
-                            AND side = u.side AND ref = u.ref LIMIT 1) l
+        UNION ALL
+        SELECT 1, s.no, l.ref FROM unnest($2::bigint[], $3::smallint[], $4::text[]) AS s(no, side, ref)
+        CROSS JOIN LATERAL (
+            SELECT ref FROM log WHERE threadNo = s.no
+                AND seq > COALESCE((SELECT MAX(seq) FROM log WHERE threadNo = s.no AND (\(LogSQL.isThreadMessage))), 0) - \(ChatState.windowSize)
+                AND \(LogSQL.isPersonsMessage) AND side = s.side AND ref = s.ref
+            LIMIT 1) l
         """
 
     /// `records` with each person's message numbered after its thread's committed last seq (in order), and the
@@ -58,11 +61,20 @@ extension PostgresChatLog: SeqGivingLog {
             nos.append(record.threadNo)
         }
         guard !nos.isEmpty else { return records }
-        var last: [Int64: Int64] = [:]
-        for row in try connection.execPrepared(lastSeqsSQL, [array(nos)]).rows {
-            if let no = row[0].flatMap({ Int64($0) }), let seq = row[1].flatMap({ Int64($0) }) { last[no] = seq }
+        let numberedThreads = Set(nos)
+        let sends = records.compactMap { record -> (no: Int64, side: Int64, id: String)? in
+            guard numberedThreads.contains(record.threadNo), let message = record.content.message, message.kind != .system,
+                  !message.clientMessageID.isEmpty else { return nil }
+            return (record.threadNo, record.side.rawValue, message.clientMessageID)
         }
-        try refuseSentBefore(records, last, connection)
+        var last: [Int64: Int64] = [:]
+        for row in try connection.execPrepared(checkSQL, [
+            array(nos), array(sends.map(\.no)), array(sends.map(\.side)), textArray(sends.map(\.id)),
+        ]).rows {
+            guard let no = row[1].flatMap({ Int64($0) }) else { continue }
+            if row[0] == "1" { throw SeqGivingError.sentBefore(threadNo: no, clientMessageID: row[2] ?? "") }
+            last[no] = row[2].flatMap { Int64($0) } ?? 0
+        }
         var numbered = records
         for index in numbered.indices {
             let no = numbered[index].threadNo
@@ -75,20 +87,5 @@ extension PostgresChatLog: SeqGivingLog {
             }
         }
         return numbered
-    }
-
-    private static func refuseSentBefore(_ records: [ChatRecord], _ last: [Int64: Int64], _ connection: PGConnection) throws {
-        let sends = records.compactMap { record -> (no: Int64, side: Int64, id: String)? in
-            guard let message = record.content.message, message.kind != .system, !message.clientMessageID.isEmpty else { return nil }
-            return (record.threadNo, record.side.rawValue, message.clientMessageID)
-        }
-        guard !sends.isEmpty else { return }
-        let floors = sends.map { max(0, (last[$0.no] ?? 0) - Int64(ChatState.windowSize)) }
-        let found = try connection.execPrepared(sentBeforeSQL, [
-            array(sends.map(\.no)), array(sends.map(\.side)), textArray(sends.map(\.id)), array(floors),
-        ]).rows
-        if let row = found.first {
-            throw SeqGivingError.sentBefore(threadNo: row[0].flatMap { Int64($0) } ?? 0, clientMessageID: row[1] ?? "")
-        }
     }
 }
