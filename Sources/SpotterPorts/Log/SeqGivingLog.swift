@@ -17,7 +17,7 @@ public protocol SeqGivingLog: AnyObject, Sendable {
 }
 
 public enum SeqGivingError: Error, Equatable {
-    /// A send already stored in its thread (another process's retry raced its original): refused, and the
-    /// client's retry finds the original once this process has followed it.
-    case sentBefore(threadNo: Int64, clientMessageID: String)
+    /// A send of the batch is already stored in its thread (another process's retry raced its original): nothing
+    /// of the batch is stored, and the client's retry finds the original once this process has followed it.
+    case sentBefore
 }
