@@ -8,9 +8,11 @@ import TestSupport
 /// between a commit and its reply leaves each thread's seqs 1…n, each message once — the retry on another process
 /// finds its original instead of storing it again. Real processes on PostgreSQL and NATS, loopback only.
 ///
-/// Checked failing without the change (2026-11-27): with `CoreRunner.pipeline` taking the plain `append` (seqs as
-/// guessed), the race test in `ClusterTests` is refused `unavailable` about half the time; with the
-/// `sentBefore` check removed from the append, the crash test below stores a retried message twice.
+/// Checked failing without the change (2026-11-27): with `CoreRunner.makePipeline` taking the plain `append`
+/// (seqs as guessed), `ClusterTests.bothSidesOfAThreadWritingOnTwoProcessesAtOnce` had 75 of 300 sends refused
+/// `unavailable`; with `waitsForFollowedSeq` off, the test of a seq committed elsewhere got `not_found` for the
+/// edit and a read position of 2 for the receipt. The crash test's retry path (`SeqGivingError.sentBefore`) is
+/// held by `PostgresSeqGivingTests`; here it depends on timing.
 @Suite("Cluster: seqs given by the database", .serialized)
 struct ClusterSeqTests {
     /// Both sides of one thread write at once on two processes; the coach's process dies (kill -9 at its 40th
