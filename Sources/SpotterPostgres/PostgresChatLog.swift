@@ -16,7 +16,7 @@ public final class PostgresChatLog: ChatStore {
     var writer: PostgresWriter { store.writer }
     private var readers: PGReaderPool { store.readers }
     /// Set by a failed append; later appends fail at once (their seqs were given out after the lost ones).
-    private let halt = AppendHalt()
+    let halt = AppendHalt()
     /// The position the checkpoint being written includes (set by its first part, saved by its last).
     private let checkpointMark = Mutex<Int64>(0)
 
@@ -81,7 +81,7 @@ public final class PostgresChatLog: ChatStore {
     /// Sets the session's slots to what the record says it now holds: both participants' time while it holds its
     /// time, nothing otherwise. An overlap with another session of either participant fails the append
     /// (SQLSTATE 23P01, exclusion violation).
-    private static func holdSlots(_ connection: PGConnection, _ record: SessionRecord) throws {
+    static func holdSlots(_ connection: PGConnection, _ record: SessionRecord) throws {
         // A body that is no session (none is, in the log the server writes) holds nothing, as a start's
         // `LoadedChat.sessions` skips it.
         guard let stored = try? JSONDecoder().decode(SlotBody.self, from: Data(record.json.utf8)) else { return }

@@ -52,6 +52,9 @@ final class ServerMetrics: Sendable {
     /// read again from the store when one was wanted (`CoreRunner+Interest`).
     let followPassedOver: Counter
     let threadsRefreshed: Counter
+    /// PostgreSQL: this process's thread messages the database numbered otherwise than guessed (another process's
+    /// message in the same thread took the seq first; `CoreRunner+Seqs`).
+    let seqsRenumbered: Counter
     /// Cluster mode: revocations this process learnt from its periodic read of the accounts, not from another
     /// process's `account` record (non-zero: records were lost, a process died between the commit and the append).
     let revocationsFromAccounts: Counter
@@ -89,6 +92,7 @@ final class ServerMetrics: Sendable {
         followGapReads = Counter(label: "spotter_cluster_gap_reads_total", factory: factory)
         followPassedOver = Counter(label: "spotter_cluster_passed_over_records_total", factory: factory)
         threadsRefreshed = Counter(label: "spotter_cluster_threads_refreshed_total", factory: factory)
+        seqsRenumbered = Counter(label: "spotter_seqs_renumbered_total", factory: factory)
         revocationsFromAccounts = Counter(label: "spotter_cluster_revocations_from_accounts_total", factory: factory)
         followWaiting = Gauge(label: "spotter_cluster_records_waiting", factory: factory)
         sendAck = CoreMetrics.Timer(label: "spotter_send_ack_seconds", factory: factory)

@@ -11,6 +11,9 @@ import SpotterProtocol
 public final class CommitPipeline {
     /// Appends records to the log and calls back once with their positions (or the error), in submission order.
     public typealias Append = ([ChatRecord], @escaping (Result<[Int64], any Error>) -> Void) -> Void
+    /// Appends records and calls back once with them as stored: positions filled in, and a thread message's seq
+    /// as the log gave it (a log that numbers messages itself, `SeqGivingLog`; the seq decided was a guess).
+    public typealias StoredAppend = ([ChatRecord], @escaping (Result<[ChatRecord], any Error>) -> Void) -> Void
 
     /// What the shell hears besides each submission's completion.
     public struct Hooks {
@@ -29,7 +32,7 @@ public final class CommitPipeline {
         var done: (Result<[ChatRecord], APIError>) -> Void
     }
 
-    private let append: Append
+    private let append: StoredAppend
     private let hooks: Hooks
     public let maxInFlight: Int
     /// Submissions gathered since the last flush.
@@ -41,7 +44,25 @@ public final class CommitPipeline {
     /// Set while the shell recovers after a failed append: new writes are refused.
     public var recovering = false
 
-    public init(maxInFlight: Int, committedThrough: Int64 = 0, hooks: Hooks = Hooks(), append: @escaping Append) {
+    public convenience init(maxInFlight: Int, committedThrough: Int64 = 0, hooks: Hooks = Hooks(), append: @escaping Append) {
+        self.init(maxInFlight: maxInFlight, committedThrough: committedThrough, hooks: hooks, storing: { records, done in
+            append(records) { result in
+                done(result.map { positions in
+                    var stored = records
+                    for index in stored.indices where index < positions.count { stored[index].pos = positions[index] }
+                    return stored
+                })
+            }
+        })
+    }
+
+    /// A pipeline over a log that answers with the records as stored (`StoredAppend`).
+    public static func storing(maxInFlight: Int, committedThrough: Int64 = 0, hooks: Hooks = Hooks(),
+                               _ append: @escaping StoredAppend) -> CommitPipeline {
+        CommitPipeline(maxInFlight: maxInFlight, committedThrough: committedThrough, hooks: hooks, storing: append)
+    }
+
+    private init(maxInFlight: Int, committedThrough: Int64, hooks: Hooks, storing append: @escaping StoredAppend) {
         self.maxInFlight = maxInFlight
         self.committedThrough = committedThrough
         self.hooks = hooks
@@ -75,25 +96,19 @@ public final class CommitPipeline {
         append(records) { [self] result in complete(batch, records, result) }
     }
 
-    private func complete(_ batch: [Submission], _ records: [ChatRecord], _ result: Result<[Int64], any Error>) {
+    private func complete(_ batch: [Submission], _ records: [ChatRecord], _ result: Result<[ChatRecord], any Error>) {
         inFlight -= records.count
         switch result {
-        case .success(let positions):
+        case .success(let stored):
             hooks.durable()
             var offset = 0
-            var all: [ChatRecord] = []
-            all.reserveCapacity(records.count)
             for submission in batch {
-                var done = submission.records
-                for index in done.indices {
-                    done[index].pos = positions[offset]
-                    offset += 1
-                }
-                submission.done(.success(done))
-                all.append(contentsOf: done)
+                let count = submission.records.count
+                submission.done(.success(Array(stored[offset..<offset + count])))
+                offset += count
             }
-            if let newest = positions.last { committedThrough = max(committedThrough, newest) }
-            hooks.completed(all)
+            if let newest = stored.last?.pos { committedThrough = max(committedThrough, newest) }
+            hooks.completed(stored)
         case .failure(let error):
             // Nothing of the batch is durable (or its outcome is unknown: a connection lost during COMMIT); the
             // client retries with the same ids, which the recovered state answers if the records did land.

@@ -68,9 +68,7 @@ final class CoreRunner {
         let box = WeakRunner()
         hooks.completed = { records in box.runner?.completed(records) }
         hooks.failed = { records, error in box.runner?.failed(records, error) }
-        pipeline = CommitPipeline(maxInFlight: config.maxAppendsInFlight, hooks: hooks) { records, done in
-            log.append(records, completion: loop.completion { (result: Result<[Int64], any Error>) in done(result) })
-        }
+        pipeline = Self.makePipeline(log: log, loop: loop, maxInFlight: config.maxAppendsInFlight, hooks: hooks)
         box.runner = self
         loop.everyIteration { [weak self] in self?.pipeline.flush() }
     }
@@ -113,8 +111,10 @@ final class CoreRunner {
     /// Runs a command: the core decides; a read it asks for is made and the command decided again; records are
     /// committed and the reply sent once they are durable, then their events published. A write refused while
     /// the store is out of reach or too far behind gets `unavailable` / `rate_limited` before the core is asked.
-    func run(_ command: CoreCommand, reply: Reply? = nil) {
+    func run(_ command: CoreCommand, reply: Reply? = nil, followed: Bool = false) {
         if command.isRequest, let refusal = pipeline.refusal { reply?(.failure(refusal)); return }
+        // In a cluster, a seq not followed yet is waited for (`CoreRunner+FollowedSeqs`).
+        if !followed, waitsForFollowedSeq(command, reply: reply) { return }
         // Nothing is decided while the state is being rebuilt: decided on the old state, its records would be
         // appended onto the rebuilt one (a gap, or a seq given twice). An ended link's cancellations are looked for
         // again by the first tick after the recovery; a tier change is in the accounts already.
@@ -151,6 +151,7 @@ final class CoreRunner {
         pipeline.submit(commit.records) { [self] result in
             switch result {
             case .success(let done):
+                settleSeqs(decided: commit.records, stored: done)
                 let applied = core.apply(done, origin: .here, context())
                 switch commit.reply {
                 case .json(let json): reply?(.success(json))
