@@ -214,6 +214,11 @@ struct Serve: ParsableCommand {
         valueName: "count"))
     var sessionActsPerMinute: Int?
 
+    @Option(help: ArgumentHelp(
+        "Event-loop threads, 1...64 (issue 33: loop 0 keeps the core and the HTTP API, the others carry app sockets); only 1 is served in this build. [env: SPOTTER_LOOPS] (default: 1)",
+        valueName: "count"))
+    var loops: Int?
+
     @Flag(help: "Serve an echo WebSocket at /echo, for conformance runs and benchmarks only. [env: SPOTTER_ECHO=1]")
     var echo = false
 
@@ -368,6 +373,13 @@ struct Serve: ParsableCommand {
         guard config.requestTimeoutSeconds >= 1 else { throw ValidationError("request timeout must be at least 1 second") }
         guard config.maxHTTPConnections >= 1 else { throw ValidationError("max HTTP connections must be at least 1") }
         guard (1...64).contains(config.hashThreads) else { throw ValidationError("hash threads must be 1...64") }
+        config.loops = try loops ?? envInt("SPOTTER_LOOPS") ?? config.loops
+        guard ServerConfig.loopRange.contains(config.loops) else {
+            throw ValidationError("loops must be 1...64, got \(config.loops)")
+        }
+        guard config.loops <= ServerConfig.servedLoops else {
+            throw ValidationError("--loops \(config.loops): this build serves \(ServerConfig.servedLoops) loop; the socket loops are not wired to the server yet (issue 33 item 3)")
+        }
         guard config.hashQueueLimit >= 0 else { throw ValidationError("hash queue must be 0 or more") }
         guard config.signupsPerHour >= 1 else { throw ValidationError("sign-ups per hour must be at least 1") }
         guard config.sessionCreatesPerMinute >= 1, config.sessionActsPerMinute >= 1 else {
