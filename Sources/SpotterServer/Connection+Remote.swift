@@ -8,6 +8,8 @@ struct RemoteLink {
     let outbox: LoopOutbox<ToSocketLoop>
     /// What the socket held for its peer when it last reported a backlog (for `OutboundLedger`).
     var held = 0
+    /// `whenDrained` callbacks waiting for the socket loop's answers, oldest first.
+    var drainWaiters: [(UVError?) -> Void] = []
 }
 
 extension Connection {
@@ -32,6 +34,28 @@ extension Connection {
             target.append(.adopt(id: id, descriptor: descriptor, leftover: leftover))
             upgrade(to: endpoint, leftover: [])
         }
+    }
+
+    /// Calls `callback` once everything sent so far has been taken by the kernel, or with the error if the
+    /// socket fails or closes first (`TCPConnection.whenDrained`, wherever the socket is).
+    func whenDrained(_ callback: @escaping (UVError?) -> Void) {
+        guard remote != nil else { return tcp.whenDrained(callback) }
+        remote!.drainWaiters.append(callback)
+        remote!.outbox.append(.whenDrained(id: id))
+    }
+
+    /// The socket loop's answer to the oldest `whenDrained`.
+    func remoteDrained(_ ok: Bool) {
+        guard remote != nil, !remote!.drainWaiters.isEmpty else { return }
+        let callback = remote!.drainWaiters.removeFirst()
+        callback(ok ? nil : .canceled)
+    }
+
+    /// Fails the `whenDrained` callbacks still waiting (the socket is gone).
+    func failDrainWaiters() {
+        guard let waiters = remote?.drainWaiters, !waiters.isEmpty else { return }
+        remote!.drainWaiters = []
+        for callback in waiters { callback(.canceled) }
     }
 
     /// A complete message the socket loop read.

@@ -89,11 +89,14 @@ final class LoopSocket {
     }
 
     /// Close 1008 queued behind the backlog, no more reading, dropped at the close deadline whatever happens.
-    func closeSlowReader(reason: String) {
+    /// `decidedHere`: by the socket's own bound (counted and logged here; loop 0 counts its account's closes).
+    func closeSlowReader(reason: String, decidedHere: Bool = true) {
         guard !closing else { return }
-        home.metrics.backpressureDisconnects.increment()
-        home.logger.info("closing slow reader", metadata: ["connection": "\(id)", "queued": "\(tcp.queuedBytes)"])
-        home.tell(.closing(id: id, code: .policyViolation))
+        if decidedHere {
+            home.metrics.backpressureDisconnects.increment()
+            home.logger.info("closing slow reader", metadata: ["connection": "\(id)", "queued": "\(tcp.queuedBytes)"])
+            home.tell(.closing(id: id, code: .policyViolation))
+        }
         send(FrameEncoder.frame(.close, payload: FrameEncoder.closePayload(.policyViolation, reason: reason)))
         session.abandon()
         tcp.stopReading()

@@ -40,7 +40,10 @@ extension Server {
                 guard let connection = connections[id], connection.remote != nil else { continue }
                 connection.remote?.held = held
                 if let account = connection.account { outbound.noteBacklog(account) }
+            case .drained(let id, let ok):
+                connections[id]?.remoteDrained(ok)
             case .gone(let id):
+                connections[id]?.failDrainWaiters()
                 connections[id]?.finished()
             }
         }

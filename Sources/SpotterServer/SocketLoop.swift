@@ -12,6 +12,8 @@ enum ToSocketLoop: Sendable {
     case close(id: UInt64, code: CloseCode, reason: String)
     /// The socket's account holds too much for its peers (`OutboundLedger`): closed as a slow reader.
     case closeSlowReader(id: UInt64, reason: String)
+    /// Answer `drained` once everything sent so far has been taken by the kernel (a replay's pacing).
+    case whenDrained(id: UInt64)
 }
 
 /// What a socket loop tells the core loop, in per-iteration batches.
@@ -23,6 +25,9 @@ enum FromSocketLoop: Sendable {
     case closing(id: UInt64, code: CloseCode)
     /// The socket's backlog (queued here and in the kernel) when it backed up: the account is checked.
     case backlog(id: UInt64, held: Int)
+    /// Everything sent before the matching `whenDrained` has left (`ok`), or the socket failed first. In the
+    /// order asked.
+    case drained(id: UInt64, ok: Bool)
     /// The handle is closed: the last word about this socket.
     case gone(id: UInt64)
 }
@@ -115,7 +120,13 @@ final class SocketLoop {
         case .close(let id, let code, let reason):
             sockets[id]?.close(code, reason: reason)
         case .closeSlowReader(let id, let reason):
-            sockets[id]?.closeSlowReader(reason: reason)
+            sockets[id]?.closeSlowReader(reason: reason, decidedHere: false)
+        case .whenDrained(let id):
+            if let socket = sockets[id] {
+                socket.tcp.whenDrained { [weak self] error in self?.tell(.drained(id: id, ok: error == nil)) }
+            } else {
+                tell(.drained(id: id, ok: false))
+            }
         }
     }
 
