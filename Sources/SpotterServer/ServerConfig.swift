@@ -158,14 +158,11 @@ public struct ServerConfig: Sendable {
     /// delay reads; one keeps a core free for everything else on a 2-core box.
     public var hashThreads = 1
     /// Event-loop threads (`spotter serve --loops`, issue 33 item 3), within `loopRange`. Loop 0 owns the core,
-    /// the HTTP API, the accounts, the timers and the broker; the others are to own app sockets, crossing to
-    /// loop 0 in batches (`LoopMailbox`, `LoopOutbox`) with sockets moved by descriptor
-    /// (`TCPConnection.detachDescriptor`). The server serves `servedLoops` of them so far; more is refused at
-    /// the command line until the socket loops are wired (see LoadTests/README.md, "--loops").
+    /// the HTTP API, the accounts, the timers and the broker; loops 1…N-1 (`SocketLoop`) own the app sockets
+    /// moved to them by descriptor after their upgrade (`TCPConnection.detachDescriptor`), messages and frames
+    /// crossing in per-iteration batches (`LoopMailbox`, `LoopOutbox`). TLS sockets stay on loop 0.
     public var loops = 1
     public static let loopRange = 1...64
-    /// The most loops the server runs today.
-    public static let servedLoops = 1
     /// Hashes that may wait for a hashing thread. Past it, sign-up and
     /// sign-in get 429 `server_busy` with `Retry-After: 1`.
     public var hashQueueLimit = 16

@@ -215,7 +215,7 @@ struct Serve: ParsableCommand {
     var sessionActsPerMinute: Int?
 
     @Option(help: ArgumentHelp(
-        "Event-loop threads, 1...64 (issue 33: loop 0 keeps the core and the HTTP API, the others carry app sockets); only 1 is served in this build. [env: SPOTTER_LOOPS] (default: 1)",
+        "Event-loop threads, 1...64: loop 0 keeps the core, the HTTP API and the timers; loops 1...N-1 carry the app WebSockets (not TLS ones). [env: SPOTTER_LOOPS] (default: 1)",
         valueName: "count"))
     var loops: Int?
 
@@ -376,9 +376,6 @@ struct Serve: ParsableCommand {
         config.loops = try loops ?? envInt("SPOTTER_LOOPS") ?? config.loops
         guard ServerConfig.loopRange.contains(config.loops) else {
             throw ValidationError("loops must be 1...64, got \(config.loops)")
-        }
-        guard config.loops <= ServerConfig.servedLoops else {
-            throw ValidationError("--loops \(config.loops): this build serves \(ServerConfig.servedLoops) loop; the socket loops are not wired to the server yet (issue 33 item 3)")
         }
         guard config.hashQueueLimit >= 0 else { throw ValidationError("hash queue must be 0 or more") }
         guard config.signupsPerHour >= 1 else { throw ValidationError("sign-ups per hour must be at least 1") }

@@ -106,4 +106,39 @@ struct SocketLoopsTests {
         }
         #expect(chat.server.waitUntilStopped(timeoutSeconds: 15))
     }
+
+    /// `spotter serve --loops`: 1…64, anything else refused before the server starts.
+    @Test(arguments: ["0", "65", "-1", "9223372036854775807", "two", ""])
+    func theLoopsOutOfRangeAreRefused(_ value: String) throws {
+        let process = Process()
+        process.executableURL = ServerProcess.binary
+        process.arguments = ["serve", "--port", "0", "--data-dir", NSTemporaryDirectory() + "spotter-loops-\(UUID().uuidString)",
+                             "--loops", value]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(text.contains("loops"), "\(text)")
+    }
+
+    /// The real binary at `--loops 2`: a message sent on one moved socket reaches the other, and SIGTERM ends it
+    /// cleanly (close 1001 from the socket loop).
+    @Test func theBinaryServesOnTwoLoops() throws {
+        let directory = NSTemporaryDirectory() + "spotter-loops-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try ServerProcess(dataDirectory: directory, arguments: ["--loops", "2"])
+        let api = APIClient(port: server.port)
+        let (coach, clients, threads) = try api.coachWithClients(1, domain: "loops.test")
+        let coachSocket = try SpotterSocket(port: server.port, token: coach.access)
+        let clientSocket = try SpotterSocket(port: server.port, token: clients[0].access)
+        _ = try clientSocket.result("message.send", ["thread_id": threads[0], "client_message_id": "m1", "text": "over two loops"])
+        let event = try coachSocket.next("message")
+        #expect((event["message"] as? [String: Any])?["text"] as? String == "over two loops")
+        let metrics = try api.call("GET", "/metrics").text
+        #expect(metrics.contains("spotter_sockets_moved_total 2"), "\(metrics.prefix(200))")
+        #expect(server.stop() == 0)
+    }
 }
