@@ -45,7 +45,7 @@ public final class LoopThread: @unchecked Sendable {
         }, box.toOpaque())
         precondition(status == 0, "pthread_create failed: \(status)")
         thread = made
-        _ = name  // a name for debuggers would need pthread_setname_np on the thread itself; kept for logs
+        _ = name  // for the reader: Glibc here exposes neither pthread_setname_np nor prctl to Swift
     }
 
     /// Runs `job` on the loop's thread, in order with everything else posted. Any thread.

@@ -76,7 +76,7 @@ final class SocketLoop {
         // mailbox's first batch and the sweep timer's start both come through a lock taken after it is set.
         let router = Router()
         var made: (LoopMailbox<ToSocketLoop>, LoopOutbox<FromSocketLoop>)?
-        thread = LoopThread(name: "spotter-sockets-\(index)", open: { loop in
+        thread = LoopThread(name: "spotter-loop-\(index)", open: { loop in
             let mailbox = LoopMailbox<ToSocketLoop>(loop: loop) { batch in
                 guard let owner = router.owner else { return }
                 for item in batch { owner.receive(item) }
