@@ -8,6 +8,10 @@ extension Connection {
     @discardableResult
     func sendFrame(_ frame: [UInt8]) -> Bool {
         guard case .webSocket = phase else { return false }
+        if let remote {
+            remote.outbox.append(.frame(id: id, bytes: frame))  // the same bytes: the array is shared, not copied
+            return true
+        }
         tcp.send(frame)
         server.metrics.framesOut.increment()
         server.metrics.bytesOut.increment(by: frame.count)
@@ -20,6 +24,12 @@ extension Connection {
     @discardableResult
     func sendText(_ write: (inout [UInt8]) -> Void) -> Bool {
         guard case .webSocket = phase else { return false }
+        if let remote {
+            var frame: [UInt8] = []
+            write(&frame)
+            remote.outbox.append(.frame(id: id, bytes: frame))
+            return true
+        }
         tcp.withOutbound { buffer in
             let before = buffer.count
             write(&buffer)

@@ -5,6 +5,11 @@ import WebSocket
 extension Connection {
     /// Called by the server's sweep timer once a second.
     func sweep(now: UInt64) {
+        if remote != nil {
+            // Pings, idle peers and close deadlines are the socket loop's; the session's clock (the token) is here.
+            if case .webSocket(let endpoint) = phase { endpoint.tick(on: self) }
+            return
+        }
         if let deadline = closeDeadline {
             if now >= deadline {
                 // What is still unsent will not be read: a reset frees the kernel's copy at once too.

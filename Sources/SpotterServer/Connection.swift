@@ -21,7 +21,7 @@ final class Connection {
     let tcp: TCPConnection
     /// The server that accepted it (it drops the connection once closed, which ends the cycle).
     let server: Server
-    private(set) var phase: Phase = .http {
+    var phase: Phase = .http {
         didSet {
             if case .http = oldValue, !isHTTP { server.leftHTTPPhase() }
         }
@@ -46,6 +46,9 @@ final class Connection {
     var client: ClientAddress
     /// Accepted on `--metrics-listen`: only `/metrics` and the health endpoints are served here.
     var onMetricsListener = false
+    /// An app WebSocket whose socket was moved to a socket loop (`--loops N`, `Connection+Remote`): `tcp` is
+    /// closed, frames go through this link, and the socket loop says when the socket is gone.
+    var remote: RemoteLink?
 
     init(id: UInt64, tcp: TCPConnection, server: Server, now: UInt64) {
         self.id = id
@@ -66,17 +69,19 @@ final class Connection {
     func start() {
         tcp.onRead = { [weak self] bytes in self?.didRead(bytes) }
         tcp.onEnd = { [weak self] _ in self?.peerEnded() }
-        tcp.onClose = { [weak self] in
-            guard let self else { return }
-            if self.isHTTP { self.phase = .closing }  // leaves the HTTP-phase count
-            self.endUpload()
-            self.endStream()
-            self.endpoint?.closed(on: self)
-            self.endpoint = nil
-            self.server.outbound.remove(self)
-            self.server.connectionClosed(self)
-        }
+        tcp.onClose = { [weak self] in self?.finished() }
         tcp.startReading()
+    }
+
+    /// The socket is gone (its handle closed here, or on the socket loop it was moved to): the last call.
+    func finished() {
+        if isHTTP { phase = .closing }  // leaves the HTTP-phase count
+        endUpload()
+        endStream()
+        endpoint?.closed(on: self)
+        endpoint = nil
+        server.outbound.remove(self)
+        server.connectionClosed(self)
     }
 
     var isWebSocket: Bool {
@@ -185,7 +190,11 @@ final class Connection {
                 do {
                     let accepted = try Handshake.accept(request, policy: server.handshakePolicy)
                     send(accepted.response, keepAlive: true)
-                    upgrade(to: endpoint, leftover: parser.takeRemaining())
+                    if server.movesSocket(endpoint, tcp) {
+                        moveThenUpgrade(to: endpoint, leftover: parser.takeRemaining())
+                    } else {
+                        upgrade(to: endpoint, leftover: parser.takeRemaining())
+                    }
                 } catch {
                     refuse(error, Language(acceptLanguage: request.headers["Accept-Language"]))
                 }
@@ -273,12 +282,12 @@ final class Connection {
 
     // MARK: - WebSocket
 
-    private func upgrade(to endpoint: WebSocketEndpoint, leftover: [UInt8]) {
+    func upgrade(to endpoint: WebSocketEndpoint, leftover: [UInt8]) {
         phase = .webSocket(endpoint)
         self.endpoint = endpoint
         parser = HTTPRequestParser(maxHeadBytes: 0, maxHeaderCount: 0, maxBodyBytes: 0)  // frees its buffer
         endpoint.opened(on: self)
-        if !leftover.isEmpty { leftover.withUnsafeBytes { receive($0, endpoint) } }
+        if remote == nil, !leftover.isEmpty { leftover.withUnsafeBytes { receive($0, endpoint) } }
     }
 
     /// Runs bytes through the session, then carries out its actions. The
@@ -315,6 +324,12 @@ final class Connection {
     @discardableResult
     func sendMessage(_ opcode: Opcode, _ payload: UnsafeRawBufferPointer) -> Bool {
         guard case .webSocket = phase else { return false }
+        if let remote {
+            var frame: [UInt8] = []
+            FrameEncoder.append(opcode, payload: payload, to: &frame)
+            remote.outbox.append(.frame(id: id, bytes: frame))
+            return true
+        }
         tcp.withOutbound { buffer in
             let before = buffer.count
             FrameEncoder.append(opcode, payload: payload, to: &buffer)  // server frames are not masked
@@ -328,11 +343,12 @@ final class Connection {
     }
 
     /// Unsent bytes held for this peer: the server's queue and the kernel's send queue.
-    var heldOutboundBytes: Int { tcp.queuedBytes &+ tcp.kernelQueuedBytes }
+    var heldOutboundBytes: Int { remote?.held ?? (tcp.queuedBytes &+ tcp.kernelQueuedBytes) }
 
     /// The per-socket bound counts what the kernel holds too (read only once the kernel refused bytes: a
     /// socket that keeps up costs no system call); a backed-up socket also has its account checked.
     func checkOutbound() {
+        guard remote == nil else { return }  // the socket loop applies the bound, where the bytes are
         let bound = server.config.maxOutboundBytes
         guard tcp.isBackedUp || tcp.queuedBytes > bound else { return }
         if tcp.queuedBytes > bound || heldOutboundBytes > bound {
@@ -352,6 +368,14 @@ final class Connection {
     /// The peer's close frame then arrives in `.closing` and is discarded;
     /// its FIN, or the deadline, ends the socket.
     func close(_ code: CloseCode, reason: String) {
+        if let remote {
+            if case .webSocket = phase {
+                recordClose(code)
+                remote.outbox.append(.close(id: id, code: code, reason: reason))
+            }
+            phase = .closing
+            return
+        }
         if case .webSocket = phase {
             recordClose(code)
             if let frame = session.close(code, reason: reason) { sendFrameBytes(frame) }
@@ -374,13 +398,18 @@ final class Connection {
             "connection": "\(id)", "queued": "\(tcp.queuedBytes)", "account_total": "\(accountTotal.map(String.init) ?? "-")"])
         recordClose(.policyViolation)
         let reason = accountTotal == nil ? "too slow: outbound queue full" : "too slow: account's outbound bytes over the bound"
+        if let remote {
+            remote.outbox.append(.closeSlowReader(id: id, reason: reason))
+            phase = .closing
+            return
+        }
         sendFrameBytes(FrameEncoder.frame(.close, payload: FrameEncoder.closePayload(.policyViolation, reason: reason)))
         session.abandon()
         tcp.stopReading()
         beginClosing()
     }
 
-    private func recordClose(_ code: CloseCode) {
+    func recordClose(_ code: CloseCode) {
         guard closeCode == nil else { return }
         closeCode = code
         server.metrics.recordClose(code.rawValue)

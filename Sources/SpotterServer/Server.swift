@@ -80,6 +80,11 @@ public final class Server: @unchecked Sendable {
     var brokerConnected = true
     var drainAnnounced = false
     var drainDelayTimer: Timer?
+    /// `--loops N` (`Server+SocketLoops`): the loops carrying app sockets, each with what this loop posts to it,
+    /// the turn of the next socket to move, and where they post back.
+    var socketLoops: [(socketLoop: SocketLoop, outbox: LoopOutbox<ToSocketLoop>)] = []
+    var socketLoopTurn = -1
+    var socketMailbox: LoopMailbox<FromSocketLoop>?
 
     /// - Parameters:
     ///   - store: the SQLite database, opened by the caller before the loop runs.
@@ -247,12 +252,15 @@ public final class Server: @unchecked Sendable {
                 })
             }
         }
+        // Last: what this loop posts to the socket loops goes after every other hook of an iteration has run.
+        startSocketLoops()
         logger.info("listening", metadata: ["host": "\(config.host)", "port": "\(port)", "echo": "\(config.echoEnabled)"])
     }
 
     /// Runs the loop on this thread until shutdown has finished, then frees every handle.
     public func run() {
         loop.run()
+        stopSocketLoops()
         purgeConsumer?.stop()
         if consumers?.stop() == false { logger.warning("a log consumer did not stop in time; its batch comes again at the next start") }
         if pushDispatcher?.stop() == false { logger.warning("the push dispatcher did not stop in time; its pushes go at the next start") }

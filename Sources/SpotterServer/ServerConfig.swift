@@ -157,6 +157,12 @@ public struct ServerConfig: Sendable {
     /// They are apart from the database pool, so a sign-in storm cannot
     /// delay reads; one keeps a core free for everything else on a 2-core box.
     public var hashThreads = 1
+    /// Event-loop threads (`spotter serve --loops`, issue 33 item 3), within `loopRange`. Loop 0 owns the core,
+    /// the HTTP API, the accounts, the timers and the broker; loops 1…N-1 (`SocketLoop`) own the app sockets
+    /// moved to them by descriptor after their upgrade (`TCPConnection.detachDescriptor`), messages and frames
+    /// crossing in per-iteration batches (`LoopMailbox`, `LoopOutbox`). TLS sockets stay on loop 0.
+    public var loops = 1
+    public static let loopRange = 1...64
     /// Hashes that may wait for a hashing thread. Past it, sign-up and
     /// sign-in get 429 `server_busy` with `Retry-After: 1`.
     public var hashQueueLimit = 16

@@ -23,6 +23,8 @@ final class ServerMetrics: Sendable {
     let bytesOut: Counter
     let backpressureDisconnects: Counter
     let idleTimeouts: Counter
+    /// App sockets moved to a socket loop (`--loops N`).
+    let socketsMoved: Counter
     /// HTTP-phase connections closed to admit a new one (`maxHTTPConnections`).
     let httpConnectionsEvicted: Counter
     /// Requests whose head or body missed `requestTimeoutSeconds`.
@@ -104,6 +106,7 @@ final class ServerMetrics: Sendable {
         bytesOut = Counter(label: "spotter_bytes_out_total", factory: factory)
         backpressureDisconnects = Counter(label: "spotter_backpressure_disconnects_total", factory: factory)
         idleTimeouts = Counter(label: "spotter_idle_timeouts_total", factory: factory)
+        socketsMoved = Counter(label: "spotter_sockets_moved_total", factory: factory)
         httpConnectionsEvicted = Counter(label: "spotter_http_connections_evicted_total", factory: factory)
         requestTimeouts = Counter(label: "spotter_request_timeouts_total", factory: factory)
         sessionsRevoked = Counter(label: "spotter_sessions_revoked_total", factory: factory)

@@ -214,6 +214,11 @@ struct Serve: ParsableCommand {
         valueName: "count"))
     var sessionActsPerMinute: Int?
 
+    @Option(help: ArgumentHelp(
+        "Event-loop threads, 1...64: loop 0 keeps the core, the HTTP API and the timers; loops 1...N-1 carry the app WebSockets (not TLS ones). [env: SPOTTER_LOOPS] (default: 1)",
+        valueName: "count"))
+    var loops: Int?
+
     @Flag(help: "Serve an echo WebSocket at /echo, for conformance runs and benchmarks only. [env: SPOTTER_ECHO=1]")
     var echo = false
 
@@ -368,6 +373,10 @@ struct Serve: ParsableCommand {
         guard config.requestTimeoutSeconds >= 1 else { throw ValidationError("request timeout must be at least 1 second") }
         guard config.maxHTTPConnections >= 1 else { throw ValidationError("max HTTP connections must be at least 1") }
         guard (1...64).contains(config.hashThreads) else { throw ValidationError("hash threads must be 1...64") }
+        config.loops = try loops ?? envInt("SPOTTER_LOOPS") ?? config.loops
+        guard ServerConfig.loopRange.contains(config.loops) else {
+            throw ValidationError("loops must be 1...64, got \(config.loops)")
+        }
         guard config.hashQueueLimit >= 0 else { throw ValidationError("hash queue must be 0 or more") }
         guard config.signupsPerHour >= 1 else { throw ValidationError("sign-ups per hour must be at least 1") }
         guard config.sessionCreatesPerMinute >= 1, config.sessionActsPerMinute >= 1 else {

@@ -36,6 +36,7 @@ public final class TestServer: @unchecked Sendable {
         config.tokenSecret = Array("spotter-tests-secret-0123456789abcdef".utf8)
         config.loadTestProvisioning = true
         if let dataDirectory { config.dataDirectory = dataDirectory }  // files (attachments) beside the database
+        config.loops = TestServer.loops
         configure(&config)
         let storage: any ServerStorage
         if TestServer.onPostgres || postgresURL != nil {
@@ -93,6 +94,9 @@ public final class TestServer: @unchecked Sendable {
 
     /// Whether test servers keep everything in PostgreSQL (`SPOTTER_TEST_STORE=postgres`: the suite's PostgreSQL
     /// pass, which runs the server's suites again on the cluster store).
+    /// Event loops of test servers (`SPOTTER_TEST_LOOPS=2`: app sockets on a socket loop), 1 unless set.
+    public static var loops: Int { ProcessInfo.processInfo.environment["SPOTTER_TEST_LOOPS"].flatMap { Int($0) } ?? 1 }
+
     public static var onPostgres: Bool { ProcessInfo.processInfo.environment["SPOTTER_TEST_STORE"] == "postgres" }
 
     private static let databases = NSLock()

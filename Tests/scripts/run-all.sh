@@ -8,6 +8,7 @@
 #   6. the web console in headless Chromium (Tests/browser),
 #   7. the server's suites again with everything kept in PostgreSQL (cluster mode's store), on a
 #      throwaway cluster the tests start themselves (initdb/pg_ctl; postgresql from install-deps).
+#   8. the socket suites once more with app sockets on a second event loop (SPOTTER_TEST_LOOPS=2).
 # Exits non-zero at the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,6 +40,14 @@ SPOTTER_TEST_STORE=postgres swift test --skip-build --filter SpotterServerTests 
 pg_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG.pg" | grep -oE '[0-9]+' | head -1)
 rm -f "$LOG.pg"
 [ -n "$pg_tests" ] || { echo "run-all: the PostgreSQL pass reported no passing run" >&2; exit 1; }
+
+echo "== the socket suites again with app sockets on a second loop (SPOTTER_TEST_LOOPS=2, serve --loops 2)"
+SPOTTER_TEST_LOOPS=2 swift test --skip-build --filter \
+    'ProtocolTranscriptTests|MessagingTests|AppSocketTests|SessionsTests|LivenessTests|AccountOutboundTests|CommandExecutionFuzzTests|SocketLoopsTests' \
+    2>&1 | tee "$LOG.loops"
+loops_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG.loops" | grep -oE '[0-9]+' | head -1)
+rm -f "$LOG.loops"
+[ -n "$loops_tests" ] || { echo "run-all: the two-loop pass reported no passing run" >&2; exit 1; }
 
 echo "== Protocol/ schemas against what the server said in the transcripts"
 python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev/null \
@@ -85,5 +94,5 @@ CONFORMANCE_TLS=1 Tests/scripts/conformance.sh .build/release/spotter | tee -a "
 autobahn_tls_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | sed -n 2p)
 autobahn_passed=$((autobahn_passed + ${autobahn_tls_passed:-0}))
 
-echo "run-all: every step passed (swift test: $swift_tests, on PostgreSQL: $pg_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases (ws:// and wss://): $autobahn_passed, fuzz targets: $fuzz_passed)"
-echo "total: $((swift_tests + pg_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"
+echo "run-all: every step passed (swift test: $swift_tests, on PostgreSQL: $pg_tests, on two loops: $loops_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases (ws:// and wss://): $autobahn_passed, fuzz targets: $fuzz_passed)"
+echo "total: $((swift_tests + pg_tests + loops_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"

@@ -264,7 +264,7 @@ extension AppSocket {
                     return
                 }
                 // Next page once this one has left: a long absence never floods the outbound queue.
-                connection?.tcp.whenDrained { [weak self] error in
+                connection?.whenDrained { [weak self] error in
                     guard error == nil else { return }
                     self?.replayPage(after: last.pos, through: through, replayed: count, id: id, fallback: fallback)
                 }
