@@ -65,6 +65,7 @@ struct CommitPipelineTests {
         hooks.durable = { journal.said.append("durable") }
         hooks.completed = { journal.completed.append($0.map(\.pos)) }
         hooks.failed = { journal.failed.append(($0.count, $1)) }
+        hooks.quiet = { journal.said.append("quiet") }
         let pipeline = CommitPipeline(maxInFlight: maxInFlight, committedThrough: committedThrough, hooks: hooks,
                                       append: log.append)
         return (pipeline, log, journal)
@@ -151,5 +152,42 @@ struct CommitPipelineTests {
         pipeline.flush()
         log.complete()
         #expect(pipeline.committedThrough == 12 && journal.positions["a"] == [10, 11, 12])
+    }
+
+    /// A stale append (submitted before a resume) fails, and the shell starts recovering while a batch submitted
+    /// after the resume is still in flight; that batch then commits. The shell hears `quiet` once the success
+    /// brings what is in flight to zero — before the fix it heard nothing, waited for a failure that never came
+    /// and refused every write from then on (a cluster process seen stuck this way under seq conflicts).
+    @Test func aRecoveryHearsQuietWhenTheLastAppendBackSucceeded() {
+        let (pipeline, log, journal) = make()
+        pipeline.submit(Self.records(1), done: journal.done("stale"))
+        pipeline.flush()
+        pipeline.submit(Self.records(2, thread: 2), done: journal.done("fresh"))
+        pipeline.flush()
+        log.complete(failing: DiskFull())
+        pipeline.recovering = true  // what the shell's `failed` does
+        #expect(journal.said == ["stale:failed"], "one append still in flight: not quiet yet")
+        log.complete()
+        #expect(journal.said == ["stale:failed", "durable", "fresh:ok", "quiet"])
+        #expect(pipeline.inFlight == 0)
+    }
+
+    /// Not recovering, nothing is said however the in-flight count falls; recovering with more still in flight,
+    /// nothing either: `quiet` is the one moment the rebuild may start.
+    @Test func quietIsSaidOnlyWhileRecoveringAndOnlyAtZero() {
+        let (pipeline, log, journal) = make()
+        pipeline.submit(Self.records(1), done: journal.done("a"))
+        pipeline.flush()
+        log.complete()
+        #expect(!journal.said.contains("quiet"))
+        pipeline.submit(Self.records(1), done: journal.done("b"))
+        pipeline.flush()
+        pipeline.submit(Self.records(1), done: journal.done("c"))
+        pipeline.flush()
+        pipeline.recovering = true
+        log.complete(failing: DiskFull())
+        #expect(!journal.said.contains("quiet"), "c is still in flight")
+        log.complete(failing: DiskFull())
+        #expect(journal.said.last == "quiet" && journal.said.filter { $0 == "quiet" }.count == 1)
     }
 }

@@ -53,6 +53,7 @@ final class SimShell {
         let box = ShellBox()
         var hooks = CommitPipeline.Hooks()
         hooks.failed = { records, error in box.shell?.failed(records, error) }
+        hooks.quiet = { box.shell?.recoverWhenQuiet() }
         pipeline = CommitPipeline(maxInFlight: options.maxInFlight, hooks: hooks) { records, done in
             log.append(records, written: { box.shell?.written(records.count) }) { result in done(result.mapError { $0 }) }
         }
@@ -352,7 +353,7 @@ final class SimShell {
         recoverWhenQuiet()
     }
 
-    private func recoverWhenQuiet() {
+    func recoverWhenQuiet() {
         guard pipeline.recovering, !recoveryStarted, pipeline.inFlight == 0 else { return }
         recoveryStarted = true
         recoveringThreads = []

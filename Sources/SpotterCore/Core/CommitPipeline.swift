@@ -23,6 +23,11 @@ public final class CommitPipeline {
         public var completed: ([ChatRecord]) -> Void = { _ in }
         /// A batch failed (its submissions were told `unavailable` first): what failed, and why.
         public var failed: ([ChatRecord], any Error) -> Void = { _, _ in }
+        /// While the shell recovers, the last record in flight came back (after `completed` or `failed`): the
+        /// rebuild may start now. Without it a recovery whose last completion was a success (a batch submitted
+        /// after a resume, committed behind a stale one that failed) waited for a failure that never came, and
+        /// the process refused every write and followed nothing until restarted.
+        public var quiet: () -> Void = {}
 
         public init() {}
     }
@@ -116,6 +121,7 @@ public final class CommitPipeline {
             for submission in batch { submission.done(.failure(refusal)) }
             hooks.failed(records, error)
         }
+        if recovering, inFlight == 0 { hooks.quiet() }
     }
 
     /// A recovery rebuilt the state from a load that includes everything up to `position`.

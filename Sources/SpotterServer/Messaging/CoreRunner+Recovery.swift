@@ -33,8 +33,9 @@ extension CoreRunner {
 
     var isRecovering: Bool { pipeline.recovering }
 
-    /// Starts the recovery once every append handed to the log has come back.
-    private func recoverWhenQuiet() {
+    /// Starts the recovery once every append handed to the log has come back (called by `failed`, and by the
+    /// pipeline's `quiet` hook when the last one back was a success).
+    func recoverWhenQuiet() {
         guard pipeline.recovering, !recovery.started, pipeline.inFlight == 0 else { return }
         recovery.started = true
         if recovery.everything { reload() } else { resetThreads() }

@@ -68,6 +68,7 @@ final class CoreRunner {
         let box = WeakRunner()
         hooks.completed = { records in box.runner?.completed(records) }
         hooks.failed = { records, error in box.runner?.failed(records, error) }
+        hooks.quiet = { box.runner?.recoverWhenQuiet() }
         pipeline = Self.makePipeline(log: log, loop: loop, maxInFlight: config.maxAppendsInFlight, hooks: hooks)
         box.runner = self
         loop.everyIteration { [weak self] in self?.pipeline.flush() }
