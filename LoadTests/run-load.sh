@@ -37,6 +37,7 @@
 #   SCRATCH [.build]    swift build --scratch-path
 #   SKIP_BUILD [0]      1: use the binaries already built
 #   SPOTTER_BIN         the server binary to run [$SCRATCH/release/spotter]
+#   KEEP_LOGS           a folder: the servers' and nats-server's logs are copied there before the data goes
 #   FLOOR [1]           0: skip the disk's floor. With 1, each scenario is measured beside the floor of the file
 #                       system holding the data (the data dir; PostgreSQL's with LOAD_STORE=postgres): write +
 #                       fdatasync of a 4 KiB append (LoadTests/run-floor.sh -s), FLOOR_QUIET_SYNCS [300] quiet ones just
@@ -148,7 +149,13 @@ stop_servers() {
         wait "$NATS_PID" 2>/dev/null || true
         NATS_PID=""
     fi
-    if [ -n "$DATA_DIR" ]; then rm -rf "$DATA_DIR"; DATA_DIR=""; fi
+    if [ -n "$DATA_DIR" ]; then
+        # KEEP_LOGS=DIR: the servers' and nats-server's logs are kept there (a run to look into afterwards).
+        if [ -n "${KEEP_LOGS:-}" ]; then
+            mkdir -p "$KEEP_LOGS" && for f in "$DATA_DIR"/*.log; do [ -e "$f" ] && cp "$f" "$KEEP_LOGS/$(basename "$DATA_DIR")-$(basename "$f")"; done
+        fi
+        rm -rf "$DATA_DIR"; DATA_DIR=""
+    fi
 }
 LOAD_STORE=${LOAD_STORE:-sqlite}
 . LoadTests/pg-throwaway.sh
