@@ -27,14 +27,19 @@ struct LoopHandoffTests {
         for _ in 0..<500 where !condition() { usleep(10_000) }
     }
 
-    @Test func itemsGatheredInOneIterationCrossAsOneBatchInOrder() throws {
-        let received = Received()
+    /// A loop thread with a mailbox whose batches go into `received`, once the mailbox exists.
+    private func consumerLoop(into received: Received) throws -> (LoopThread, LoopMailbox<Int>) {
         let mailboxBox = Shared<LoopMailbox<Int>?>(nil)
         let consumer = LoopThread(name: "consumer") { loop in
             mailboxBox.value.withLock { $0 = LoopMailbox(loop: loop) { batch in received.batches.withLock { $0.append(batch) } } }
         }
         waitUntil { mailboxBox.current != nil }
-        let mailbox = try #require(mailboxBox.current)
+        return (consumer, try #require(mailboxBox.current))
+    }
+
+    @Test func itemsGatheredInOneIterationCrossAsOneBatchInOrder() throws {
+        let received = Received()
+        let (consumer, mailbox) = try consumerLoop(into: received)
         let producer = LoopThread(name: "producer")
         producer.execute {
             // One job, one iteration: 1,000 items, one batch (one lock), in the order appended.
@@ -54,12 +59,7 @@ struct LoopHandoffTests {
 
     @Test func postsFromManyThreadsKeepEachThreadsOrderAndLoseNothing() throws {
         let received = Received()
-        let mailboxBox = Shared<LoopMailbox<Int>?>(nil)
-        let consumer = LoopThread(name: "consumer") { loop in
-            mailboxBox.value.withLock { $0 = LoopMailbox(loop: loop) { batch in received.batches.withLock { $0.append(batch) } } }
-        }
-        waitUntil { mailboxBox.current != nil }
-        let mailbox = try #require(mailboxBox.current)
+        let (consumer, mailbox) = try consumerLoop(into: received)
         let producers = (0..<4).map { index in
             LoopThread(name: "producer \(index)") { _ in
                 for step in 0..<2000 { mailbox.post(index * 1_000_000 + step) }
@@ -81,12 +81,7 @@ struct LoopHandoffTests {
 
     @Test func aStoppedLoopDropsWhatIsPostedAfterItsMailboxClosed() throws {
         let received = Received()
-        let mailboxBox = Shared<LoopMailbox<Int>?>(nil)
-        let consumer = LoopThread(name: "consumer") { loop in
-            mailboxBox.value.withLock { $0 = LoopMailbox(loop: loop) { batch in received.batches.withLock { $0.append(batch) } } }
-        }
-        waitUntil { mailboxBox.current != nil }
-        let mailbox = try #require(mailboxBox.current)
+        let (consumer, mailbox) = try consumerLoop(into: received)
         mailbox.post(1)
         consumer.stop()
         consumer.join()
