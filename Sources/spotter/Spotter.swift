@@ -394,7 +394,10 @@ struct Serve: ParsableCommand {
             throw ValidationError("socket send buffer bytes must be 0...67108864")
         }
         guard config.maxUploadBytesInFlight >= 0 else { throw ValidationError("max upload bytes in flight must be 0 or more") }
-        guard config.idleTimeoutSeconds >= 2 else { throw ValidationError("idle timeout must be at least 2 seconds") }
+        // Upper bound: the loops count deadlines in milliseconds (seconds × 1000 in UInt64), so 2^63 would trap there.
+        guard (2...86_400).contains(config.idleTimeoutSeconds) else {
+            throw ValidationError("idle timeout must be 2...86400 seconds")
+        }
         if let ping = config.pingIntervalSeconds, ping < 1 || ping >= config.idleTimeoutSeconds {
             throw ValidationError("ping interval must be between 1 second and the idle timeout")
         }
