@@ -16,6 +16,7 @@
 #   FANIN_DURATION [15] FANIN_RATE [200]     FANIN_COACH_COMMANDS [8] (per coach per s)
 #   RECONNECT_TAIL [5]  JITTER [2]  (reconnect: traffic after recovery; reconnect delay spread)
 #   CEILING_START [500] CEILING_FACTOR [1.5] CEILING_MAX [60000] CEILING_DURATION [5]
+#   CEILING_REFINEMENTS [3]  after the first failing step, halve the gap to the last passing one this many times
 #   QUOTA_PAIRS [5000] QUOTA_RATE [5000] QUOTA_DURATION [30] (quota: Freemium clients past their 20 messages; server with --tiers)
 #   SESSIONS_COACHES [1000] SESSIONS_CLIENTS [10] (per coach) SESSIONS_RATE [1000] (actions/s) SESSIONS_DURATION [60]
 #   Cluster scenarios (issue 15; not in the default list): always on a throwaway PostgreSQL (whatever
@@ -69,6 +70,7 @@ CEILING_START=${CEILING_START:-500}
 CEILING_FACTOR=${CEILING_FACTOR:-1.5}
 CEILING_MAX=${CEILING_MAX:-60000}
 CEILING_DURATION=${CEILING_DURATION:-5}
+CEILING_REFINEMENTS=${CEILING_REFINEMENTS:-3}
 SESSIONS_COACHES=${SESSIONS_COACHES:-1000}
 QUOTA_PAIRS=${QUOTA_PAIRS:-5000}
 QUOTA_RATE=${QUOTA_RATE:-5000}
@@ -458,8 +460,9 @@ for name in "${scenarios[@]}"; do
         idle) run_scenario idle 120 --sockets "$IDLE_SOCKETS" --hold "$IDLE_HOLD" ;;
         fanin) run_scenario fanin 120 --rate "$FANIN_RATE" --coach-commands-per-second "$FANIN_COACH_COMMANDS" --duration "$FANIN_DURATION" --warmup 2 ;;
         reconnect) run_scenario reconnect 150 --pairs "$PAIRS" --rate "$RECONNECT_RATE" --warmup 5 --duration "$RECONNECT_TAIL" --jitter "$JITTER" ;;
-        ceiling) run_scenario ceiling 200 --pairs "$PAIRS" --rate "$CEILING_START" --ceiling-factor "$CEILING_FACTOR" \
-            --ceiling-max "$CEILING_MAX" --duration "$CEILING_DURATION" --step-warmup 2 --grace 5 ;;
+        ceiling) run_scenario ceiling 260 --pairs "$PAIRS" --rate "$CEILING_START" --ceiling-factor "$CEILING_FACTOR" \
+            --ceiling-max "$CEILING_MAX" --ceiling-refinements "$CEILING_REFINEMENTS" --duration "$CEILING_DURATION" \
+            --step-warmup 2 --grace 5 ;;
         sessions) run_scenario sessions 200 --coaches "$SESSIONS_COACHES" --clients-per-coach "$SESSIONS_CLIENTS" \
             --rate "$SESSIONS_RATE" --duration "$SESSIONS_DURATION" --warmup 3 ;;
         quota) run_scenario quota 150 --pairs "$QUOTA_PAIRS" --rate "$QUOTA_RATE" --duration "$QUOTA_DURATION" --warmup 3 ;;

@@ -30,6 +30,8 @@ final class Runner {
     var result: ScenarioResult
     /// The `sessions` scenario's bookkeeping (nil in the others).
     var sessionsDriver: SessionsDriver?
+    /// The `ceiling` scenario's next rate.
+    var ceilingSearch = CeilingSearch(factor: 1.5, step: 0, maximum: 0, refinements: 0)
 
     // MARK: Threads and their sequence checks
 

@@ -223,6 +223,8 @@ extension Runner {
     func runCeiling() {
         connectEveryone { [unowned self] in
             result.ceiling = []
+            ceilingSearch = CeilingSearch(factor: config.ceilingFactor, step: config.ceilingStep, maximum: config.ceilingMax,
+                                          refinements: config.ceilingRefinements)
             step(rate: config.rate)
         }
     }
@@ -253,12 +255,11 @@ extension Runner {
                         generatorCoreShare: t.generatorCoreShare, passed: passed, why: why.joined(separator: ", ")))
                     progress("ceiling: \(fixed(rate, 0))/s → acked \(fixed(t.ackedPerSecond, 0))/s, p99 ack \(t.ackLatencyMicros.p99) µs, "
                         + "p99 peer \(t.deliveryLatencyMicros.p99) µs: \(passed ? "pass" : why.joined(separator: ", "))")
-                    if passed {
+                    if passed && rate >= (result.highestSustainedRatePerSecond ?? 0) {
                         result.highestSustainedRatePerSecond = rate
                         result.traffic = t
                     }
-                    let next = max(rate + config.ceilingStep, (rate * config.ceilingFactor).rounded())
-                    if passed && next <= config.ceilingMax && next > rate {
+                    if let next = ceilingSearch.next(after: rate, passed: passed) {
                         step(rate: next)
                     } else {
                         closeOut()

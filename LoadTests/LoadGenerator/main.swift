@@ -79,6 +79,8 @@ struct SpotterLoad: ParsableCommand {
     var ceilingFactor: Double = 1.5
     @Option(help: "ceiling: highest rate tried.")
     var ceilingMax: Double = 60000
+    @Option(help: "ceiling: after the first failing step, halve the gap to the highest passing one this many times.")
+    var ceilingRefinements = 3
     @Option(help: "ceiling: a step fails above this p99 (send→ack or send→peer).")
     var ceilingP99Ms: Double = 50
     @Option(help: ArgumentHelp("ceiling: traffic before each step's window.", valueName: "seconds"))
@@ -120,6 +122,7 @@ struct SpotterLoad: ParsableCommand {
         guard duration > 0, hold >= 0, warmup >= 0, grace >= 0, jitter >= 0 else { throw ValidationError("times must not be negative") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         guard ceilingStep > 0 || ceilingFactor > 1 else { throw ValidationError("ceiling needs --ceiling-step > 0 or --ceiling-factor > 1") }
+        guard (0...20).contains(ceilingRefinements) else { throw ValidationError("--ceiling-refinements is 0...20") }
     }
 
     func run() throws {
@@ -146,7 +149,7 @@ struct SpotterLoad: ParsableCommand {
             serverPIDs: (serverPid.map { [$0] } ?? []) + (serverPids?.values ?? []), sockets: socketCount,
             coaches: plan.coaches, clientsPerCoach: plan.perCoach, rate: rate ?? defaultRate, duration: duration,
             warmup: warmup, hold: hold, grace: grace, jitter: jitter, coachCommandsPerSecond: coachCommandsPerSecond,
-            ceilingStep: ceilingStep, ceilingFactor: ceilingFactor, ceilingMax: ceilingMax, ceilingP99Micros: UInt64(ceilingP99Ms * 1000),
+            ceilingStep: ceilingStep, ceilingFactor: ceilingFactor, ceilingMax: ceilingMax, ceilingRefinements: ceilingRefinements, ceilingP99Micros: UInt64(ceilingP99Ms * 1000),
             stepWarmup: stepWarmup, sourceAddresses: sourceAddresses, maxPendingConnects: maxPendingConnects,
             connectTimeout: connectTimeout, maxPendingPerSocket: maxPendingPerSocket, senderOrder: senderOrder, maxRunSeconds: maxRunSeconds)
         config.expectPushes = expectPushes
@@ -241,6 +244,7 @@ struct LoadConfig: Codable {
     var ceilingStep: Double
     var ceilingFactor: Double
     var ceilingMax: Double
+    var ceilingRefinements: Int
     var ceilingP99Micros: UInt64
     var stepWarmup: Double
     var sourceAddresses: Int
