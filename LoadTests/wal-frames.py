@@ -1,7 +1,10 @@
 # The WAL frames one commit of N chat messages writes with the log's schema (issue 33, LoadTests/README.md "the consumers
 # and the writer"): Python's sqlite3 on the same table and indexes, 200,000 rows over 5,000 threads, then 200 commits
-# of N random-thread messages. Run: cd to a scratch directory, python3 LoadTests/wal-frames.py (writes t.db there).
-import sqlite3, os, random, sys
+# of N random-thread messages. Run: python3 LoadTests/wal-frames.py (its database in a temporary directory, removed).
+import sqlite3, os, random, sys, tempfile, shutil, atexit
+scratch = tempfile.mkdtemp(prefix='wal-frames-')
+atexit.register(shutil.rmtree, scratch, True)
+os.chdir(scratch)
 random.seed(1)
 db = sqlite3.connect('t.db', isolation_level=None)
 db.execute('PRAGMA journal_mode=WAL'); db.execute('PRAGMA synchronous=FULL'); db.execute('PRAGMA wal_autocheckpoint=0')
