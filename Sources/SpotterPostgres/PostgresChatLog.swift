@@ -375,7 +375,7 @@ public final class PostgresChatLog: ChatStore {
     }
 
     /// The log's columns in the order `records` decodes them.
-    static let columns = "pos, kind, threadNo, side, seq, a, b, ref, body, at"
+    static let columns = LogSQL.recordColumns
 
     static func records(_ answer: PGRows) -> [ChatRecord] {
         answer.rows.map { row in
@@ -451,6 +451,15 @@ extension PostgresChatLog: FollowableLog {}
 extension PostgresChatLog: ConsumableLog {
     public func newestPosition() throws -> Int64 {
         try readers.read { connection in try PostgresChatLog.lastPosition(connection) }
+    }
+
+    public func recordsAfter(_ pos: Int64, through: Int64?, limit: Int, kinds: Set<ChatRecord.Kind>) throws -> [ChatRecord] {
+        guard limit > 0 else { return [] }
+        return try readers.read { connection in
+            try PostgresChatLog.records(connection.execPrepared(
+                "SELECT \(PostgresChatLog.columns) FROM log WHERE pos > $1 AND pos <= $2 AND \(LogSQL.kindIn(kinds)) ORDER BY pos LIMIT $3",
+                [String(pos), String(through ?? Int64.max), String(limit)]))
+        }
     }
 
     public func consumerPosition(_ name: String) throws -> Int64? {

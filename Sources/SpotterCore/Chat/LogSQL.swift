@@ -17,6 +17,10 @@ public enum LogSQL {
     /// record, no reader asks for it.
     public static let placeholderKind: Int64 = -1
 
+    /// The log's columns in the order both engines decode a record from them by index (`RecordQuery`,
+    /// `PostgresChatLog.records`): a reader selects these, never `*`.
+    public static let recordColumns = "pos, kind, threadNo, side, seq, a, b, ref, body, at"
+
     /// Any row that is a record (not the placeholder).
     public static let isRecord = "kind <> \(placeholderKind)"
 

@@ -80,12 +80,19 @@ extension AccountStore {
     /// `handledThrough`, in one transaction. Events of records at or before the saved cursor are passed over (a
     /// batch handed over again after a crash makes nothing new). An endpoint with `outboxLimit` deliveries
     /// pending gets the new ones straight on its dead-letter list (`outbox_full`), from where an admin replays them.
+    ///
+    /// `considered`: the event types the caller built events for (nil: all). When an endpoint in this transaction
+    /// is subscribed to another (registered since the caller read `webhookSubscriptions`), nothing is written and
+    /// `WebhookIntakeError.subscriptionsChanged` is thrown: the caller builds the batch again for the new types.
     public func enqueueWebhooks(_ events: [WebhookEvent], cursor name: String, handledThrough: Int64, now: Int64,
-                                outboxLimit: Int) throws -> WebhookIntakeResult {
+                                outboxLimit: Int, considered: Set<WebhookEventType>? = nil) throws -> WebhookIntakeResult {
         try write { db in
             let saved: Int64 = try db.fetchValue("SELECT pos FROM webhookCursor WHERE name = ?", [name]) ?? 0
             var result = WebhookIntakeResult()
             let fresh = events.filter { $0.pos > saved }
+            if let considered, handledThrough > saved, try !Self.subscriptions(db).isSubset(of: considered) {
+                throw WebhookIntakeError.subscriptionsChanged
+            }
             if !fresh.isEmpty {
                 let endpoints = try db.fetchAll("SELECT * FROM webhookEndpoint").map(Self.endpoint)
                 var pending: [String: Int] = [:]

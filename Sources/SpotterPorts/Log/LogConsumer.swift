@@ -19,6 +19,17 @@ public protocol ConsumableLog: LogReader {
     func consumerPosition(_ name: String) throws -> Int64?
     /// Saves `position` as consumer `name`'s (if it is past the saved one); returns once it is durable.
     func saveConsumerPosition(_ name: String, _ position: Int64) throws
+    /// As `recordsAfter(_:through:limit:)`, of these kinds only (`limit` counts those): the engine passes over the
+    /// others without decoding them.
+    func recordsAfter(_ pos: Int64, through: Int64?, limit: Int, kinds: Set<ChatRecord.Kind>) throws -> [ChatRecord]
+}
+
+extension LogSQL {
+    /// `kind IN (…)` of these kinds, as literals (`kind IN (NULL)` — no row — for none).
+    public static func kindIn(_ kinds: Set<ChatRecord.Kind>) -> String {
+        let numbers = kinds.map(\.rawValue).sorted().map(String.init)
+        return "kind IN (\(numbers.isEmpty ? "NULL" : numbers.joined(separator: ", ")))"
+    }
 }
 
 /// The log read in position order from a position: what every reader of the log after the fact shares — the
@@ -54,6 +65,13 @@ public protocol LogConsumer: AnyObject, Sendable {
     var start: LogConsumerStart { get }
     /// Hands these records on, oldest first (never empty).
     func deliver(_ deliveries: [LogDelivery]) throws
+    /// The kinds of record it reads; nil (the default): every record. A consumer that acts on a few kinds only
+    /// (the purge) is handed those, and its position still moves past the rest.
+    var kinds: Set<ChatRecord.Kind>? { get }
+}
+
+extension LogConsumer {
+    public var kinds: Set<ChatRecord.Kind>? { nil }
 }
 
 /// One record handed to a consumer, with the id a receiver deduplicates by: the same record has the same id every

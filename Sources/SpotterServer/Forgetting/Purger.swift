@@ -57,6 +57,8 @@ final class Purger: Sendable {
 final class PurgeConsumer: LogConsumer {
     let name = "purge"
     let start = LogConsumerStart.newest
+    /// Only edits, deletes and erasures take words away (`needsPurge`): the others are passed over in the store.
+    let kinds: Set<ChatRecord.Kind>? = [.change, .erasure]
     private let purger: Purger
     private let clock: any Clock
     /// Seconds from the record to the purge: half of `--purge-within`, so the purge is done well within it.

@@ -103,13 +103,21 @@ final class PushConsumer: LogConsumer {
         var entries: [PushEntry] = []
         for record in records {
             guard let thread = facts.threads[record.threadNo] else { continue }
+            // A push reaches only devices of a configured platform: when neither participant has one, the record
+            // makes no entry whatever the plan, so neither their preferences nor the plan are worked out.
+            for userID in [thread.coachID, thread.clientID] where devices[userID] == nil {
+                devices[userID] = try accounts.devices(userID: userID).filter { platforms.contains($0.address.platform) }
+            }
+            if devices[thread.coachID]?.isEmpty != false && devices[thread.clientID]?.isEmpty != false { continue }
             for userID in [thread.coachID, thread.clientID] where people[userID] == nil {
                 people[userID] = try person(userID, facts)
             }
             let planned = planner.plan(record, thread: thread, people: people, now: now)
             for push in planned {
-                if devices[push.userID] == nil { devices[push.userID] = try accounts.devices(userID: push.userID) }
-                for device in devices[push.userID] ?? [] where platforms.contains(device.address.platform) {
+                if devices[push.userID] == nil {
+                    devices[push.userID] = try accounts.devices(userID: push.userID).filter { platforms.contains($0.address.platform) }
+                }
+                for device in devices[push.userID] ?? [] {
                     entries.append(PushEntry(push: push, deviceID: device.id, platform: device.address.platform))
                 }
             }

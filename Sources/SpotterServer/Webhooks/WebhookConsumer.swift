@@ -45,7 +45,26 @@ final class WebhookConsumer: LogConsumer {
             return value ?? 0
         }
         guard let newest = deliveries.last?.record.pos, newest > saved else { return }
-        let records = deliveries.map(\.record).filter { $0.pos > saved && Self.mayMakeEvents($0) }
+        // An endpoint registered between the look at the subscriptions and the enqueue's transaction makes the
+        // enqueue refuse (nothing written): the batch is built again for the types subscribed then.
+        for attempt in 1... {
+            do {
+                return try deliver(deliveries.map(\.record), after: saved, newest: newest,
+                                   subscribed: try accounts.webhookSubscriptions())
+            } catch WebhookIntakeError.subscriptionsChanged where attempt < 3 {
+                continue
+            }
+        }
+    }
+
+    /// Builds the events of the records after `saved` of the types some endpoint is `subscribed` to (none at all
+    /// when no endpoint is: no thread asked of the loop, no JSON), and queues them. Edits, deletes and erasures are
+    /// handled whatever the subscriptions: they blank the text of deliveries queued before.
+    private func deliver(_ batch: [ChatRecord], after saved: Int64, newest: Int64, subscribed: Set<WebhookEventType>) throws {
+        let records = batch.filter { record in
+            record.pos > saved && Self.mayMakeEvents(record)
+                && (WebhookEvents.mayForget(record) || !WebhookEvents.possibleTypes(record).isDisjoint(with: subscribed))
+        }
         var events: [WebhookEvent] = []
         var forgetting: [WebhookEvents.Forgetting] = []
         if !records.isEmpty {
@@ -55,7 +74,9 @@ final class WebhookConsumer: LogConsumer {
             for record in records {
                 let thread = known[record.threadNo]
                 if thread == nil && WebhookEvents.needsThread(record) { continue }
-                events += WebhookEvents.events(for: record, thread: thread)
+                if !WebhookEvents.possibleTypes(record).isDisjoint(with: subscribed) {
+                    events += WebhookEvents.events(for: record, thread: thread).filter { subscribed.contains($0.type) }
+                }
                 if let forget = WebhookEvents.forgetting(record, thread: thread) { forgetting.append(forget) }
             }
         }
@@ -63,7 +84,7 @@ final class WebhookConsumer: LogConsumer {
         // is harmless (blanking twice is blanking).
         for forget in forgetting { try accounts.forgetWebhookDeliveries(forget) }
         let result = try accounts.enqueueWebhooks(events, cursor: name, handledThrough: newest, now: SystemClock.milliseconds,
-                                                  outboxLimit: settings.outboxLimit)
+                                                  outboxLimit: settings.outboxLimit, considered: subscribed)
         handled.withLock { $0 = newest }
         metrics.count("spotter_webhook_queued_total", [], by: result.queued)
         metrics.count("spotter_webhook_dead_lettered_total", [("reason", "outbox_full")], by: result.overflowed)

@@ -16,9 +16,18 @@ extension ChatLog: ConsumableLog {
     public func recordsAfter(_ pos: Int64, through: Int64?, limit: Int) throws -> [ChatRecord] {
         guard limit > 0 else { return [] }
         return try store.writer.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT * FROM log WHERE pos > ? AND pos <= ? AND \(LogSQL.isRecord) ORDER BY pos LIMIT ?
-                """), arguments: [pos, through ?? Int64.max, limit]).map(ChatLog.record)
+            try RecordQuery.fetchAll(db, sql: """
+                SELECT \(LogSQL.recordColumns) FROM log WHERE pos > ? AND pos <= ? AND \(LogSQL.isRecord) ORDER BY pos LIMIT ?
+                """, arguments: [pos, through ?? Int64.max, Int64(limit)])
+        }
+    }
+
+    public func recordsAfter(_ pos: Int64, through: Int64?, limit: Int, kinds: Set<ChatRecord.Kind>) throws -> [ChatRecord] {
+        guard limit > 0 else { return [] }
+        return try store.writer.read { db in
+            try RecordQuery.fetchAll(db, sql: """
+                SELECT \(LogSQL.recordColumns) FROM log WHERE pos > ? AND pos <= ? AND \(LogSQL.kindIn(kinds)) ORDER BY pos LIMIT ?
+                """, arguments: [pos, through ?? Int64.max, Int64(limit)])
         }
     }
 

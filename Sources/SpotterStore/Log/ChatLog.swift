@@ -117,8 +117,8 @@ public final class ChatLog: Sendable {
     /// The message with this seq, read after every append made before this call (a retry's original).
     public func message(threadNo: Int64, seq: Int64, completion: @escaping @Sendable (Result<ChatRecord?, any Error>) -> Void) {
         writer.submit({ db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM log WHERE threadNo = ? AND seq = ? AND \(LogSQL.isMessage)"),
-                             arguments: [threadNo, seq]).map(ChatLog.record)
+            try RecordQuery.fetchAll(db, sql: "SELECT \(LogSQL.recordColumns) FROM log WHERE threadNo = ? AND seq = ? AND \(LogSQL.isMessage)",
+                                     arguments: [threadNo, seq], limit: 1).first
         }, completion: completion)
     }
 
@@ -212,12 +212,14 @@ public final class ChatLog: Sendable {
             let threads = try ChatLog.threads(db, ids: nil)
             let mark = try Row.fetchOne(db, sql: "SELECT pos, resumeFloor FROM logCheckpoint WHERE id = 1")
             let checkpoint: Int64 = mark?["pos"] ?? 0
-            let tail = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE pos > ? AND \(LogSQL.isRecord) ORDER BY pos",
-                                        arguments: [checkpoint]).map(ChatLog.record)
+            let tail = try RecordQuery.fetchAll(db, sql: "SELECT \(LogSQL.recordColumns) FROM log WHERE pos > ? AND \(LogSQL.isRecord) ORDER BY pos",
+                                                arguments: [checkpoint])
             // Every session record, through the partial index `log_session` (no scan of the messages).
-            let sessionRecords = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE \(LogSQL.isSession) ORDER BY pos").map(ChatLog.record)
+            let sessionRecords = try RecordQuery.fetchAll(db, sql: "SELECT \(LogSQL.recordColumns) FROM log WHERE \(LogSQL.isSession) ORDER BY pos",
+                                                          arguments: [])
             // The coaching record and the meal logs' times, each through its own partial index.
-            let records = try Row.fetchAll(db, sql: "SELECT * FROM log WHERE \(LogSQL.isCoachingRecord) ORDER BY pos").map(ChatLog.record)
+            let records = try RecordQuery.fetchAll(db, sql: "SELECT \(LogSQL.recordColumns) FROM log WHERE \(LogSQL.isCoachingRecord) ORDER BY pos",
+                                                   arguments: [])
             let meals = try Row.fetchAll(db, sql: "SELECT threadNo, at FROM log WHERE \(LogSQL.isMealLog) AND \(LogSQL.isStanding) ORDER BY threadNo, pos")
                 .map { (row: Row) -> (Int64, Int64) in (row[0], row[1]) }
             var loaded = LoadedChat(threads: threads, names: try ChatLog.names(db, of: threads), tail: tail,
@@ -248,7 +250,7 @@ public final class ChatLog: Sendable {
             var heads: [ChatRecord?] = []
             for no in threadNos {
                 // Its own statement (not the cached one): all the cursors are open at once.
-                let statement = try db.makeStatement(sql: "SELECT * FROM log WHERE threadNo = ? AND pos > ? ORDER BY seq, pos")
+                let statement = try db.makeStatement(sql: "SELECT \(LogSQL.recordColumns) FROM log WHERE threadNo = ? AND pos > ? ORDER BY seq, pos")
                 let cursor = try Row.fetchCursor(statement, arguments: [no, pos])
                 heads.append(try cursor.next().map(ChatLog.record))
                 cursors.append(cursor)
@@ -273,12 +275,11 @@ public final class ChatLog: Sendable {
     public func meals(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord] {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try store.writer.read { db in
-            let statement = try db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND \(LogSQL.isMealLog) AND \(LogSQL.isStanding) AND pos < ? ORDER BY pos DESC LIMIT ?
-                """)
             var found: [ChatRecord] = []
             for no in threadNos {
-                found += try Row.fetchAll(statement, arguments: [no, before ?? Int64.max, limit]).map(ChatLog.record)
+                found += try RecordQuery.fetchAll(db, sql: """
+                    SELECT \(LogSQL.recordColumns) FROM log WHERE threadNo = ? AND \(LogSQL.isMealLog) AND \(LogSQL.isStanding) AND pos < ? ORDER BY pos DESC LIMIT ?
+                    """, arguments: [no, before ?? Int64.max, Int64(limit)])
             }
             return Array(found.sorted { $0.pos > $1.pos }.prefix(limit))
         }
@@ -287,12 +288,11 @@ public final class ChatLog: Sendable {
     public func activity(threadNos: [Int64], before: Int64?, limit: Int) throws -> [ChatRecord] {
         guard limit > 0, !threadNos.isEmpty else { return [] }
         return try store.writer.read { db in
-            let statement = try db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND \(LogSQL.isClientActivity) AND pos < ? ORDER BY pos DESC LIMIT ?
-                """)
             var found: [ChatRecord] = []
             for no in threadNos {
-                found += try Row.fetchAll(statement, arguments: [no, before ?? Int64.max, limit]).map(ChatLog.record)
+                found += try RecordQuery.fetchAll(db, sql: """
+                    SELECT \(LogSQL.recordColumns) FROM log WHERE threadNo = ? AND \(LogSQL.isClientActivity) AND pos < ? ORDER BY pos DESC LIMIT ?
+                    """, arguments: [no, before ?? Int64.max, Int64(limit)])
             }
             return Array(found.sorted { $0.pos > $1.pos }.prefix(limit))
         }
@@ -303,10 +303,10 @@ public final class ChatLog: Sendable {
     public func history(threadNo: Int64, beforeSeq: Int64?, limit: Int) throws -> [ChatRecord] {
         guard limit > 0 else { return [] }
         return try store.writer.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT * FROM log WHERE threadNo = ? AND seq < ? AND (\(LogSQL.isThreadMessage))
+            try RecordQuery.fetchAll(db, sql: """
+                SELECT \(LogSQL.recordColumns) FROM log WHERE threadNo = ? AND seq < ? AND (\(LogSQL.isThreadMessage))
                 ORDER BY seq DESC LIMIT ?
-                """), arguments: [threadNo, beforeSeq ?? Int64.max, limit]).map(ChatLog.record)
+                """, arguments: [threadNo, beforeSeq ?? Int64.max, Int64(limit)])
         }
     }
 
@@ -325,9 +325,10 @@ public final class ChatLog: Sendable {
 
     // MARK: - Rows
 
+    /// A row of `LogSQL.recordColumns`, by index (a row of `SELECT *` would decode wrongly).
     static func record(_ row: Row) -> ChatRecord {
-        ChatRecord(pos: row["pos"], threadNo: row["threadNo"], side: row["side"], seq: row["seq"], at: row["at"],
-                   columns: ChatRecord.Columns(kind: row["kind"], a: row["a"], b: row["b"], ref: row["ref"], body: row["body"]))
+        ChatRecord(pos: row[0], threadNo: row[2], side: row[3], seq: row[4], at: row[9],
+                   columns: ChatRecord.Columns(kind: row[1], a: row[5], b: row[6], ref: row[7], body: row[8]))
     }
 
     /// Threads with their views; all of them when `ids` is nil.

@@ -164,6 +164,13 @@ extension MemoryChatLog: ConsumableLog {
         }
     }
 
+    public func recordsAfter(_ pos: Int64, through: Int64?, limit: Int, kinds: Set<ChatRecord.Kind>) throws -> [ChatRecord] {
+        state.withLock { state in
+            Array(state.records.dropFirst(Int(max(pos, 0))).prefix { $0.pos <= (through ?? .max) }
+                .filter { $0.kind.map(kinds.contains) ?? false }.prefix(max(limit, 0)))
+        }
+    }
+
     public func consumerPosition(_ name: String) throws -> Int64? {
         state.withLock { $0.consumers[name] }
     }
