@@ -16,7 +16,9 @@ public final class BlockingSocket {
 
     /// Connects to 127.0.0.1:`port`. `receiveBufferBytes` shrinks SO_RCVBUF
     /// (back-pressure tests); `timeoutSeconds` bounds every read.
+    /// A cluster's balanced port (`TestCluster`) connects to its next node instead.
     public init(port: Int, receiveBufferBytes: Int32? = nil, timeoutSeconds: Int = 5) throws {
+        let port = TestCluster.route(port)
         // Close-on-exec: a process the tests start (a server, a watchdog) must not keep this socket open after
         // the test closes it, or the server never sees it go.
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
