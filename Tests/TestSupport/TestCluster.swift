@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SpotterNATS
+import SpotterPorts
 import SpotterPostgres
 import SpotterServer
 
@@ -14,11 +15,12 @@ import SpotterServer
 /// socket and then a client's has them on two different nodes, and its HTTP calls (one connection each) go to
 /// every node, without the test changing. A node's own port (`TestServer.ports`) reaches that node only.
 ///
-/// Before each such connection the cluster **settles**: every node has followed the shared log to the same
-/// position (`Server.followedPosition`; in-process nodes only), as a client connecting a moment after its last
-/// answer would find it. Without that, a node answers from what it has followed so far: a socket opened right after
+/// Before each such connection, and before each frame a test sends on a socket it opened so, the cluster **settles**: every node has followed the shared log to the same
+/// position (`Server.followedPosition`; in-process nodes only), as a client acting on what its own socket told it
+/// (an id from an event, not from another user's reply) would find it. Without that, a node answers from what it has followed so far: a socket opened right after
 /// a link made on another node says `hello` with the cursor before the link, an upload to that thread is refused
-/// `403`, a signed-out token still works for a moment there. `SPOTTER_TEST_CLUSTER_STRICT=1` turns settling off to
+/// `403`, a signed-out token still works for a moment there, a session made a moment ago on another node is
+/// `session_not_found`. `SPOTTER_TEST_CLUSTER_STRICT=1` turns settling off to
 /// see those (Sources/SpotterPostgres/CLUSTER.md, "Read your writes across processes").
 ///
 /// Tests that cannot hold on a cluster say why with `.disabled(if: TestCluster.isOn, "…")` (Swift Testing prints
@@ -51,11 +53,15 @@ public enum TestCluster {
         return port
     }
 
-    /// Waits (at most 5 s) until every node has followed the log of `database` (the suite's PostgreSQL) up to
-    /// its last record.
-    public static func settle(_ nodes: [Server], database: String) {
-        guard let text = try? PostgresCluster.shared().psql(database, "SELECT coalesce(max(pos), 0) FROM log"),
-              let head = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return }
+    /// Waits (at most 5 s) until every node has followed the log (read through `database`) up to its last record.
+    public static func settle(_ nodes: [Server], database: any AccountsEngine) {
+        let head: Int64
+        do {
+            head = try database.read { db in try db.fetchOne("SELECT coalesce(max(pos), 0) AS head FROM log")?["head"] } ?? 0
+        } catch {
+            print("TestCluster: cannot read the log's head to settle on: \(error)")
+            return
+        }
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             if nodes.allSatisfy({ ($0.followedPosition(timeoutSeconds: 1) ?? -1) >= head }) { return }
@@ -71,12 +77,21 @@ public enum TestCluster {
         if let group { close(group.reservation) }
     }
 
-    /// The port a new connection to `port` goes to: the next node of a balanced port, `port` itself otherwise.
-    public static func route(_ port: Int) -> Int {
+    /// Waits until the cluster behind a balanced port has settled (nothing for another port, or `strict`).
+    /// `pause` more after that: a node that followed a record may still be reading what it names (a thread linked
+    /// elsewhere) when a new connection says `hello`.
+    public static func settle(_ port: Int, pause: Double = 0) {
         lock.lock()
         let settle = groups[port]?.settle
         lock.unlock()
-        settle?()
+        guard let settle else { return }
+        settle()
+        if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+    }
+
+    /// The port a new connection to `port` goes to: the next node of a balanced port, `port` itself otherwise.
+    public static func route(_ port: Int) -> Int {
+        settle(port, pause: 0.25)
         lock.lock()
         defer { lock.unlock() }
         guard var group = groups[port] else { return port }

@@ -95,7 +95,7 @@ public final class TestServer: @unchecked Sendable {
                 finished.signal()
             }
         }
-        let nodes = self.nodes, database = postgresDatabase ?? ""
+        let nodes = self.nodes, database = storage.accounts
         balancedPort = TestCluster.isOn ? try TestCluster.balance(nodes.map(\.port)) { TestCluster.settle(nodes, database: database) } : nil
     }
 

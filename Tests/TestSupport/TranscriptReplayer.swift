@@ -110,6 +110,7 @@ public struct TranscriptReplayer {
             case .sendFrame(let spec, let line):
                 mask = mask &* 1_664_525 &+ 1_013_904_223
                 let frame = try substitute(spec, variables, line: line)
+                if spread { TestCluster.settle(port) }
                 http.socket.write(try Self.frameBytes(frame, mask: mask | 1, file: name, line: line))
             case .expectFrame(let spec, let line, let schema):
                 while events.isEmpty {

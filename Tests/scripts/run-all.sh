@@ -53,16 +53,16 @@ loops_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$
 rm -f "$LOG.loops"
 [ -n "$loops_tests" ] || { echo "run-all: the two-loop pass reported no passing run" >&2; exit 1; }
 
+echo "== Protocol/ schemas against what the server said in the transcripts"
+python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev/null \
+    || python3 -m pip install -q jsonschema pyyaml openapi-spec-validator
+python3 Tests/scripts/validate-schemas.py .build/schema-samples
+
 echo "== the conformance and property suites on three processes (SPOTTER_TEST_CLUSTER=3)"
 SPOTTER_TEST_CLUSTER=3 swift test --skip-build --filter "$CLUSTER_SUITES" 2>&1 | tee "$LOG.cluster"
 cluster_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG.cluster" | grep -oE '[0-9]+' | head -1)
 rm -f "$LOG.cluster"
 [ -n "$cluster_tests" ] || { echo "run-all: the three-process pass reported no passing run" >&2; exit 1; }
-
-echo "== Protocol/ schemas against what the server said in the transcripts"
-python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev/null \
-    || python3 -m pip install -q jsonschema pyyaml openapi-spec-validator
-python3 Tests/scripts/validate-schemas.py .build/schema-samples
 
 echo "== the JavaScript client against a live server (node --test)"
 SPOTTER_BIN=.build/debug/spotter node --test Tests/js/client.test.js Tests/js/availability.test.js 2>&1 | tee -a "$LOG"
