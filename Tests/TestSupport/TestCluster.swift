@@ -21,7 +21,7 @@ import SpotterServer
 /// a link made on another node says `hello` with the cursor before the link, an upload to that thread is refused
 /// `403`, a signed-out token still works for a moment there, a session made a moment ago on another node is
 /// `session_not_found`. `SPOTTER_TEST_CLUSTER_STRICT=1` turns settling off to
-/// see those (Sources/SpotterPostgres/CLUSTER.md, "Read your writes across processes").
+/// see those (Sources/SpotterPostgres/CLUSTER.md, "The suites on three processes").
 ///
 /// Tests that cannot hold on a cluster say why with `.disabled(if: TestCluster.isOn, "…")` (Swift Testing prints
 /// the reason beside the skipped test).

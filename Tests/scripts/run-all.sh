@@ -19,7 +19,7 @@ deploy/install-deps.sh --test
 
 LOG=$(mktemp /tmp/spotter-tests.XXXXXX)
 # The suites step 9 runs on three processes (Tests/TestSupport/TestCluster.swift: SPOTTER_TEST_CLUSTER).
-CLUSTER_SUITES='ProtocolTranscriptTests|MessagingTests|SessionsTests|CommandExecutionFuzzTests'
+CLUSTER_SUITES='ProtocolTranscriptTests|MessagingTests|CommandExecutionFuzzTests'
 trap 'rm -f "$LOG"' EXIT
 
 echo "== swift test"
