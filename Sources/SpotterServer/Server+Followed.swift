@@ -1,7 +1,7 @@
 import Dispatch
 
 extension Server {
-    /// Cluster mode: the log position up to which this process has applied every record, its own and the other
+    /// Cluster mode: the log position up to which this process's state holds every record, its own and the other
     /// processes'; nil off a cluster, or when the loop did not answer within `timeoutSeconds` (stopping). Any
     /// thread: it asks the loop and waits. The tests' cluster mode (`SPOTTER_TEST_CLUSTER`) waits until every node
     /// has followed to the same position before a new connection, as a client connecting a moment later would find.
@@ -9,7 +9,7 @@ extension Server {
         let done = DispatchSemaphore(value: 0)
         let answer = FollowedAnswer()
         loop.execute { [self] in
-            answer.position = runner.follower?.applied
+            answer.position = runner.follower?.appliedToState
             done.signal()
         }
         guard done.wait(timeout: .now() + timeoutSeconds) == .success else { return nil }
