@@ -287,7 +287,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "WebSocket", "SpotterServer", "SpotterPorts", "SpotterStore", "SpotterPostgres",
+                "WebSocket", "SpotterServer", "SpotterPorts", "SpotterStore", "SpotterPostgres", "SpotterNATS",
                 "COpenSSL",  // IDTokenForge: RSA keys and RS256 tokens of a stand-in sign-in provider
                 .product(name: "Logging", package: "swift-log"),
             ],

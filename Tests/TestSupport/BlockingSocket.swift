@@ -7,6 +7,8 @@ import Glibc
 /// server's own event loop code.
 public final class BlockingSocket {
     public let fd: Int32
+    /// The cluster's balanced port this socket was routed from (`TestCluster`), if it was.
+    public let balancedPort: Int?
     private(set) var isOpen = true
 
     public struct Failure: Error, CustomStringConvertible {
@@ -16,7 +18,10 @@ public final class BlockingSocket {
 
     /// Connects to 127.0.0.1:`port`. `receiveBufferBytes` shrinks SO_RCVBUF
     /// (back-pressure tests); `timeoutSeconds` bounds every read.
+    /// A cluster's balanced port (`TestCluster`) connects to its next node instead.
     public init(port: Int, receiveBufferBytes: Int32? = nil, timeoutSeconds: Int = 5) throws {
+        balancedPort = TestCluster.isBalanced(port) ? port : nil
+        let port = TestCluster.route(port)
         // Close-on-exec: a process the tests start (a server, a watchdog) must not keep this socket open after
         // the test closes it, or the server never sees it go.
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

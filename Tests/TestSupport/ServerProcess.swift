@@ -1,10 +1,18 @@
 import Foundation
 
-/// The real `spotter` binary in a child process, for crash tests.
+/// The real `spotter` binary in a child process, for crash tests. With `SPOTTER_TEST_CLUSTER=N` (and no store of
+/// the caller's), N processes on the data directory's PostgreSQL database and the suite's `nats-server`, behind a
+/// balanced port (`TestCluster`); `process` is the first.
 public final class ServerProcess {
     public let process = Process()
-    public let port: Int
+    /// Where tests connect: this process's own port, or a cluster's balanced port.
+    public var port: Int { balancedPort ?? ownPort }
+    /// This process's own port.
+    public let ownPort: Int
     public let dataDirectory: String
+    /// A cluster's other processes.
+    private var siblings: [ServerProcess] = []
+    private var balancedPort: Int?
 
     /// The `spotter` executable built next to the test bundle (or `SPOTTER_BINARY`).
     public static var binary: URL {
@@ -21,10 +29,15 @@ public final class ServerProcess {
     public init(dataDirectory: String, arguments: [String] = [], store: String? = nil, environment: [String: String] = [:],
                 logFile: String? = nil) throws {
         self.dataDirectory = dataDirectory
-        port = try Self.freePort()
+        let port = try Self.freePort()
+        ownPort = port
         process.executableURL = Self.binary
         // In the suite's PostgreSQL pass, the binary keeps everything in the data directory's database.
         let url = try store ?? (TestServer.onPostgres ? TestServer.postgresDatabase(for: dataDirectory) : nil)
+        // A cluster of the test mode's size, unless the caller chose the store or the broker (the cluster suite).
+        var arguments = arguments
+        let clusterOfTheMode = TestCluster.isOn && store == nil && !arguments.contains("--broker")
+        if clusterOfTheMode { arguments += ["--broker", try TestCluster.nats().url] }
         process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory, "--log-level", logFile == nil ? "warning" : "info"]
             + (url.map { ["--store", $0] } ?? []) + arguments
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
@@ -41,7 +54,21 @@ public final class ServerProcess {
         let pid = process.processIdentifier
         try? whenRunnerExits(run: "grep -q spotter /proc/\(pid)/cmdline 2>/dev/null && kill -9 \(pid)")
         for _ in 0..<100 {
-            if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz"))?.status == 200 { return }
+            if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz"))?.status == 200 {
+                guard clusterOfTheMode, let url else { return }
+                do {
+                    // One at a time: the first made the data directory's token secret, the others read it.
+                    for _ in 1..<TestCluster.size {
+                        siblings.append(try ServerProcess(dataDirectory: dataDirectory, arguments: arguments, store: url,
+                                                          environment: environment))
+                    }
+                    balancedPort = try TestCluster.balance([port] + siblings.map(\.ownPort))
+                } catch {
+                    stop()
+                    throw error
+                }
+                return
+            }
             guard process.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -52,6 +79,16 @@ public final class ServerProcess {
     /// Sends `signal` and waits for the process to end; returns its status.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
+        if let balancedPort { TestCluster.release(balancedPort) }
+        balancedPort = nil
+        // A cluster's status: the first process's, unless another ended otherwise.
+        let others = siblings.map { $0.stop(signal: signal) }
+        siblings = []
+        let own = stopOwn(signal: signal)
+        return others.first { $0 != own } ?? own
+    }
+
+    private func stopOwn(signal: Int32) -> Int32 {
         kill(process.processIdentifier, signal)
         guard let status = reap(process, timeout: 30) else {
             kill(process.processIdentifier, SIGKILL)  // a server that does not stop must not outlive the test

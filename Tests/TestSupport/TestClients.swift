@@ -109,6 +109,7 @@ public final class WebSocketTestClient {
 
     /// Sends one masked frame.
     public func send(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true) {
+        if let balanced = socket.balancedPort { TestCluster.settle(balanced) }  // a cluster: once the nodes agree
         mask = mask &* 1_103_515_245 &+ 12345
         socket.write(FrameEncoder.frame(opcode, payload: payload, fin: fin, maskingKey: mask | 1))
     }

@@ -6,10 +6,18 @@ import GRDB
 import SpotterPorts
 import SpotterStore
 
-/// Runs a real `Server` on its own thread on a free loopback port.
+/// Runs a real `Server` on its own thread on a free loopback port; with `SPOTTER_TEST_CLUSTER=N`, N of them as
+/// one cluster (`TestCluster`) behind a balanced port.
 public final class TestServer: @unchecked Sendable {
-    public let server: Server
-    public var port: Int { server.port }
+    /// The server (a cluster's first node).
+    public var server: Server { nodes[0] }
+    /// Every node: one unless `SPOTTER_TEST_CLUSTER` is set.
+    public let nodes: [Server]
+    /// Where tests connect: the server's port, or a cluster's balanced port (each connection to the next node).
+    public var port: Int { balancedPort ?? server.port }
+    /// Each node's own port.
+    public var ports: [Int] { nodes.map(\.port) }
+    private let balancedPort: Int?
     private let finished = DispatchSemaphore(value: 0)
 
     /// Sign-in codes the server sent, newest last.
@@ -38,8 +46,26 @@ public final class TestServer: @unchecked Sendable {
         if let dataDirectory { config.dataDirectory = dataDirectory }  // files (attachments) beside the database
         config.loops = TestServer.loops
         configure(&config)
+        var logger = Logger(label: "spotter.test")
+        logger.logLevel = .warning
         let storage: any ServerStorage
-        if TestServer.onPostgres || postgresURL != nil {
+        var cluster: [ClusterSetup?] = [nil]
+        var others: [any ServerStorage] = []  // a cluster's nodes after the first
+        if TestCluster.isOn {
+            // Nodes of one cluster: one database, its files in one directory (as processes on one machine share
+            // the data directory), each node its own connections to PostgreSQL and NATS.
+            let url = try postgresURL ?? TestServer.postgresDatabase(for: dataDirectory)
+            let files = (dataDirectory ?? NSTemporaryDirectory() + "spotter-cluster-files-\(UUID().uuidString)") + "/attachments"
+            try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+            let made = try (0..<TestCluster.size).map { _ in
+                try PostgresStorage(store: PostgresStore(url: url), filesDirectory: files, version: Server.version, startedAt: 0)
+            }
+            cluster = try made.map { try TestCluster.setup(storage: $0, url: url, logger: logger) }
+            storage = made[0]
+            others = Array(made.dropFirst())
+            store = nil
+            postgresDatabase = String(url.split(separator: "/").last!)
+        } else if TestServer.onPostgres || postgresURL != nil {
             // One database per data directory, so that a restart on the same directory finds what it left.
             let url = try postgresURL ?? TestServer.postgresDatabase(for: dataDirectory)
             let files = dataDirectory.map { $0 + "/attachments" }
@@ -55,18 +81,22 @@ public final class TestServer: @unchecked Sendable {
             postgresDatabase = nil
         }
         accounts = AccountStore(engine: storage.accounts)
-        var logger = Logger(label: "spotter.test")
-        logger.logLevel = .warning
         // Codes confirming a new email address are recorded in `otp` too, under the address.
-        server = Server(config: config, storage: storage, logger: logger, otpSender: logOTPCodes ? nil : otpSender ?? otp,
-                        emailSender: logOTPCodes ? nil : otp)
-        try server.start()
-        let server = self.server
-        let finished = self.finished
-        Thread.detachNewThread {
-            server.run()
-            finished.signal()
+        let recorder = otp
+        nodes = ([storage] + others).enumerated().map { index, storage in
+            Server(config: config, storage: storage, logger: logger, otpSender: logOTPCodes ? nil : otpSender ?? recorder,
+                   emailSender: logOTPCodes ? nil : recorder, cluster: cluster[index])
         }
+        for server in nodes {
+            try server.start()
+            let finished = self.finished
+            Thread.detachNewThread {
+                server.run()
+                finished.signal()
+            }
+        }
+        let nodes = self.nodes, database = storage.accounts
+        balancedPort = TestCluster.isOn ? try TestCluster.balance(nodes.map(\.port)) { TestCluster.settle(nodes, database: database) } : nil
     }
 
     /// Runs one SQL statement on the server's database behind its back (tests that break and repair tables).
@@ -97,7 +127,9 @@ public final class TestServer: @unchecked Sendable {
     /// Event loops of test servers (`SPOTTER_TEST_LOOPS=2`: app sockets on a socket loop), 1 unless set.
     public static var loops: Int { ProcessInfo.processInfo.environment["SPOTTER_TEST_LOOPS"].flatMap { Int($0) } ?? 1 }
 
-    public static var onPostgres: Bool { ProcessInfo.processInfo.environment["SPOTTER_TEST_STORE"] == "postgres" }
+    public static var onPostgres: Bool {
+        ProcessInfo.processInfo.environment["SPOTTER_TEST_STORE"] == "postgres" || TestCluster.isOn  // a cluster's store
+    }
 
     private static let databases = NSLock()
     nonisolated(unsafe) private static var databaseByDirectory: [String: String] = [:]
@@ -118,27 +150,35 @@ public final class TestServer: @unchecked Sendable {
     /// Returns false if it did not within `timeoutSeconds`.
     @discardableResult
     public func stop(timeoutSeconds: Double = 15) -> Bool {
-        server.requestShutdown()
-        return finished.wait(timeout: .now() + timeoutSeconds) == .success
+        if let balancedPort { TestCluster.release(balancedPort) }
+        for server in nodes { server.requestShutdown() }
+        return waitUntilStopped(timeoutSeconds: timeoutSeconds)
     }
 
-    /// Waits for `run()` to return by itself (e.g. after a signal).
+    /// Waits for `run()` to return by itself (e.g. after a signal), on every node.
     public func waitUntilStopped(timeoutSeconds: Double) -> Bool {
-        finished.wait(timeout: .now() + timeoutSeconds) == .success
+        let deadline = DispatchTime.now() + timeoutSeconds
+        return nodes.allSatisfy { _ in finished.wait(timeout: deadline) == .success }
     }
 
-    /// GET /metrics on a fresh connection, as lines.
+    /// GET /metrics on a fresh connection, as lines (a cluster's first node's).
     public func metricsText() throws -> String {
-        let client = try HTTPTestClient(port: port)
+        let client = try HTTPTestClient(port: server.port)
         return try client.request("GET", "/metrics").bodyText
     }
 
-    /// The value of one metric line (exact name with labels), or nil.
+    /// The value of one metric line (exact name with labels), or nil; a cluster's is the sum over its nodes (as a
+    /// dashboard adds up the processes' counters).
     public func metric(_ name: String) throws -> Double? {
-        for line in try metricsText().split(separator: "\n") where line.hasPrefix(name + " ") {
-            return Double(line.split(separator: " ").last!)
+        var total: Double?
+        for port in ports {
+            let text = try HTTPTestClient(port: port).request("GET", "/metrics").bodyText
+            for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+                total = (total ?? 0) + (Double(line.split(separator: " ").last!) ?? .nan)
+                break
+            }
         }
-        return nil
+        return total
     }
 }
 

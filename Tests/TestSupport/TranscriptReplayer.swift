@@ -72,9 +72,15 @@ public struct TranscriptReplayer {
     /// Runs the transcript on a new connection to `port`. Returns the JSON
     /// bodies annotated with `# schema: Name`, for validation against
     /// `Protocol/schemas/`.
+    ///
+    /// On a cluster's balanced port (`SPOTTER_TEST_CLUSTER`), each HTTP request goes on a connection of its own,
+    /// so to the next node (a request sent while answers are pending stays on their connection, as does
+    /// everything after an upgrade): a transcript's sign-up, link and socket land on different processes.
     @discardableResult
     public func replay(port: Int) throws -> [SchemaSample] {
-        let http = HTTPTestClient(socket: try BlockingSocket(port: port))
+        var http = HTTPTestClient(socket: try BlockingSocket(port: port))
+        let spread = TestCluster.isBalanced(port)
+        var pending = 0, used = false, upgraded = false
         var reader = FrameReader(role: .client, maxMessageBytes: 1 << 24)
         var events: [WebSocketEvent] = []
         var mask: UInt32 = 0x3779_1A2B
@@ -83,9 +89,17 @@ public struct TranscriptReplayer {
         for step in steps {
             switch step {
             case .sendHTTP(let lines, let line):
+                if spread && used && pending == 0 && !upgraded {
+                    http.socket.close()
+                    http = HTTPTestClient(socket: try BlockingSocket(port: port))
+                }
+                used = true
+                pending += 1
                 _ = http.socket.write(try requestBytes(lines, variables, line: line))
             case .expectHTTP(let expected, let line, let schema):
+                pending -= 1
                 let response = try http.readResponse()
+                if response.status == 101 { upgraded = true }
                 let actual = render(response)
                 try compare(expected, actual, line: line, variables: &variables)
                 if let schema { samples.append(SchemaSample(schema: schema, json: response.bodyText, location: "\(name):\(line)")) }
@@ -96,6 +110,7 @@ public struct TranscriptReplayer {
             case .sendFrame(let spec, let line):
                 mask = mask &* 1_664_525 &+ 1_013_904_223
                 let frame = try substitute(spec, variables, line: line)
+                if spread { TestCluster.settle(port) }
                 http.socket.write(try Self.frameBytes(frame, mask: mask | 1, file: name, line: line))
             case .expectFrame(let spec, let line, let schema):
                 while events.isEmpty {

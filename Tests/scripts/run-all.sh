@@ -8,7 +8,9 @@
 #   6. the web console in headless Chromium (Tests/browser),
 #   7. the server's suites again with everything kept in PostgreSQL (cluster mode's store), on a
 #      throwaway cluster the tests start themselves (initdb/pg_ctl; postgresql from install-deps).
-#   8. the socket suites once more with app sockets on a second event loop (SPOTTER_TEST_LOOPS=2).
+#   8. the socket suites once more with app sockets on a second event loop (SPOTTER_TEST_LOOPS=2),
+#   9. the conformance and property suites on three processes (SPOTTER_TEST_CLUSTER=3: every test server a cluster
+#      of three nodes on one PostgreSQL and one NATS, each connection to the next node).
 # Exits non-zero at the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,6 +18,8 @@ cd "$(dirname "$0")/../.."
 deploy/install-deps.sh --test
 
 LOG=$(mktemp /tmp/spotter-tests.XXXXXX)
+# The suites step 9 runs on three processes (Tests/TestSupport/TestCluster.swift: SPOTTER_TEST_CLUSTER).
+CLUSTER_SUITES='ProtocolTranscriptTests|MessagingTests|CommandExecutionFuzzTests'
 trap 'rm -f "$LOG"' EXIT
 
 echo "== swift test"
@@ -53,6 +57,12 @@ echo "== Protocol/ schemas against what the server said in the transcripts"
 python3 -c 'import jsonschema, referencing, yaml, openapi_spec_validator' 2>/dev/null \
     || python3 -m pip install -q jsonschema pyyaml openapi-spec-validator
 python3 Tests/scripts/validate-schemas.py .build/schema-samples
+
+echo "== the conformance and property suites on three processes (SPOTTER_TEST_CLUSTER=3)"
+SPOTTER_TEST_CLUSTER=3 swift test --skip-build --filter "$CLUSTER_SUITES" 2>&1 | tee "$LOG.cluster"
+cluster_tests=$(grep -oE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed' "$LOG.cluster" | grep -oE '[0-9]+' | head -1)
+rm -f "$LOG.cluster"
+[ -n "$cluster_tests" ] || { echo "run-all: the three-process pass reported no passing run" >&2; exit 1; }
 
 echo "== the JavaScript client against a live server (node --test)"
 SPOTTER_BIN=.build/debug/spotter node --test Tests/js/client.test.js Tests/js/availability.test.js 2>&1 | tee -a "$LOG"
@@ -94,5 +104,5 @@ CONFORMANCE_TLS=1 Tests/scripts/conformance.sh .build/release/spotter | tee -a "
 autobahn_tls_passed=$(grep -oE 'conformance: autobahn: [0-9]+ passed' "$LOG" | grep -oE '[0-9]+' | sed -n 2p)
 autobahn_passed=$((autobahn_passed + ${autobahn_tls_passed:-0}))
 
-echo "run-all: every step passed (swift test: $swift_tests, on PostgreSQL: $pg_tests, on two loops: $loops_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases (ws:// and wss://): $autobahn_passed, fuzz targets: $fuzz_passed)"
-echo "total: $((swift_tests + pg_tests + loops_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"
+echo "run-all: every step passed (swift test: $swift_tests, on PostgreSQL: $pg_tests, on two loops: $loops_tests, on three processes: $cluster_tests, schema check: 1, JavaScript client: $js_passed, browser: $browser_passed, smoke: 1, autobahn cases (ws:// and wss://): $autobahn_passed, fuzz targets: $fuzz_passed)"
+echo "total: $((swift_tests + pg_tests + loops_tests + cluster_tests + 2 + js_passed + browser_passed + autobahn_passed + fuzz_passed)) passed, 0 failed"

@@ -55,6 +55,9 @@ final class LogFollower {
 
     /// The position up to which every record has been applied here.
     var applied: Int64 { sequencer.applied }
+    /// The position up to which the state holds every record: `applied`, less what still waits in `ready` (a
+    /// thread being read first). What the tests' cluster mode waits for (`Server.followedPosition`).
+    var appliedToState: Int64 { readyIndex < ready.count ? ready[readyIndex].pos - 1 : sequencer.applied }
 
     func start(loop: Loop) throws {
         broker.sharesLoggedEvents = false
