@@ -43,6 +43,7 @@ final class LogFollower {
     let patience: UInt64
     static let tickMilliseconds: UInt64 = 20
     static let readLimit = 2000
+    static let publicationRecords = 256
 
 
     init(runner: CoreRunner, broker: any ClusterBroker, log: any FollowableLog, position: Int64, patience: UInt64 = 40) {
@@ -95,11 +96,15 @@ final class LogFollower {
 
     /// One publication for the iteration's commits: each publication wakes every other process (NATS's threads,
     /// then its loop), so commits completing together travel together. Records keep their positions; followers
-    /// order them whatever the grouping.
+    /// order them whatever the grouping. At most `publicationRecords` a publication, so a burst stays far below
+    /// NATS's maximum payload (a publication over it would reach the others only through their gap reads).
     func publishOwn() {
         guard !unpublished.isEmpty else { return }
-        broker.publishLog(LogStreamCodec.encode(unpublished))
-        metrics.logPublications.increment()
+        for start in stride(from: 0, to: unpublished.count, by: LogFollower.publicationRecords) {
+            let part = unpublished[start..<min(start + LogFollower.publicationRecords, unpublished.count)]
+            broker.publishLog(LogStreamCodec.encode(Array(part)))
+            metrics.logPublications.increment()
+        }
         unpublished.removeAll(keepingCapacity: unpublished.capacity <= 4096)
     }
 
