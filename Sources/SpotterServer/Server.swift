@@ -227,7 +227,7 @@ public final class Server: @unchecked Sendable {
         let every = max(10, config.checkpointIntervalMilliseconds)
         checkpoint.start(after: every, repeat: every) { [weak self] in
             guard let self else { return }
-            runner.checkpoint()
+            runner.periodicCheckpoint()
             // A slice of the warm threads per tick (`ChatState.dropIdleWindows(…, atMost:)`), not all of them.
             runner.core.dropIdleWindows(nowMilliseconds: loop.nowMilliseconds, idleMilliseconds: 10 * 60 * 1000, atMost: 1024)
         }

@@ -54,6 +54,10 @@ final class ServerMetrics: Sendable {
     /// read again from the store when one was wanted (`CoreRunner+Interest`).
     let followPassedOver: Counter
     let threadsRefreshed: Counter
+    /// Thread views this process's checkpoints saved (in a cluster only the timer lease's holder saves), and the
+    /// publications it made on the cluster's log stream (one per loop iteration with commits, `LogFollower`).
+    let viewsSaved: Counter
+    let logPublications: Counter
     /// PostgreSQL: this process's thread messages the database numbered otherwise than guessed (another process's
     /// message in the same thread took the seq first; `CoreRunner+Seqs`).
     let seqsRenumbered: Counter
@@ -94,6 +98,8 @@ final class ServerMetrics: Sendable {
         followGapReads = Counter(label: "spotter_cluster_gap_reads_total", factory: factory)
         followPassedOver = Counter(label: "spotter_cluster_passed_over_records_total", factory: factory)
         threadsRefreshed = Counter(label: "spotter_cluster_threads_refreshed_total", factory: factory)
+        viewsSaved = Counter(label: "spotter_checkpoint_views_total", factory: factory)
+        logPublications = Counter(label: "spotter_cluster_log_publications_total", factory: factory)
         seqsRenumbered = Counter(label: "spotter_seqs_renumbered_total", factory: factory)
         revocationsFromAccounts = Counter(label: "spotter_cluster_revocations_from_accounts_total", factory: factory)
         followWaiting = Gauge(label: "spotter_cluster_records_waiting", factory: factory)

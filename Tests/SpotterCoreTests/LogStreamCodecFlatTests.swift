@@ -68,6 +68,21 @@ struct LogStreamCodecFlatTests {
         #expect(fast > 1900, "the fast path declined \(2000 - fast) of the batches the server writes")
     }
 
+    /// The hand-written encode reads back as `JSONEncoder`'s did, on both decode paths, whatever the strings hold
+    /// (quotes, backslashes, control characters, U+2028, emoji) and at the integers' edges.
+    @Test func handWrittenEncodeReadsBackAsJSONEncodersDid() throws {
+        var random = Random(state: 0xD1B5_4A32_D192_ED03)
+        for _ in 0..<2000 {
+            let batch = (0..<random.below(6)).map { _ in Self.record(&random) }
+            let text = LogStreamCodec.encode(batch)
+            let before = try #require(LogStreamCodec.generalDecode(LogStreamCodec.generalEncode(batch)))
+            #expect(LogStreamCodec.generalDecode(text) == before, "\(text)")
+            #expect(LogStreamCodec.flatDecode(text) == before, "\(text)")
+            #expect(before.count == batch.count)
+        }
+        #expect(LogStreamCodec.encode([]) == "[]")
+    }
+
     @Test func edges() {
         #expect(LogStreamCodec.flatDecode("[]") == [])
         #expect(LogStreamCodec.flatDecode(" [ ] ") == [])

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SpotterProtocol
 
 /// Committed records as they travel between processes on the log stream (cluster mode: every process publishes
 /// what it committed, every process follows; `Sources/SpotterPostgres/CLUSTER.md`). One JSON array per batch,
@@ -18,7 +19,34 @@ public enum LogStreamCodec {
         var at: Int64
     }
 
+    /// The batch as one JSON array, written by hand (`JSONText`): every process encodes each of its commits, and
+    /// `JSONEncoder` cost about what the followers' decode did before it was flattened (issue 33 item 4). Fields
+    /// in `Wire`'s order, nil strings left out, as `generalEncode` writes them (a test decodes both the same).
     public static func encode(_ records: [ChatRecord]) -> String {
+        var out = "["
+        out.reserveCapacity(records.count * 160 + 2)
+        for (index, record) in records.enumerated() {
+            let columns = record.content.columns
+            var object = JSONText(capacity: 96 + (columns.body?.utf8.count ?? 0) + (columns.ref?.utf8.count ?? 0))
+            object.field("p", record.pos)
+            object.field("k", columns.kind)
+            object.field("t", record.threadNo)
+            object.field("s", record.side.rawValue)
+            object.field("q", record.seq)
+            object.field("a", columns.a)
+            object.field("b", columns.b)
+            object.field("r", columns.ref)
+            object.field("y", columns.body)
+            object.field("at", record.at)
+            if index > 0 { out += "," }
+            out += object.finish()
+        }
+        out += "]"
+        return out
+    }
+
+    /// The batch with `JSONEncoder`: what `encode` replaced, kept for the test that compares the two.
+    static func generalEncode(_ records: [ChatRecord]) -> String {
         let wire = records.map { record in
             let columns = record.content.columns
             return Wire(p: record.pos, k: columns.kind, t: record.threadNo, s: record.side.rawValue, q: record.seq, a: columns.a,

@@ -123,6 +123,17 @@ extension CoreRunner {
         }
     }
 
+    /// The checkpoint every second (`Server`): in a cluster only the timer lease's holder saves views. It applies
+    /// every record, so its views and mark cover what every process committed; the others' saves were the same
+    /// views again (they only move forward), up to three times the snapshots and the view writes of one process
+    /// (issue 33 item 4). A process without the lease keeps its changed threads marked, and saves them all once
+    /// the lease comes here (a thread brought up to date then is marked too). An explicit `checkpoint()` (a
+    /// purge, a stop) still saves on any process.
+    func periodicCheckpoint() {
+        if follower != nil, !holdsTimers { return }
+        checkpoint()
+    }
+
     /// Where a checkpoint's claim may reach: every record up to it applied here, stale threads' included.
     var interestCheckpointMark: Int64 {
         guard let follower else { return pipeline.committedThrough }

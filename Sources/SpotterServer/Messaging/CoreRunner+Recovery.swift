@@ -140,6 +140,7 @@ extension CoreRunner {
         guard !pipeline.recovering, let parts = takeCheckpointParts() else { return }
         pipeline.flush()  // the snapshots include every record gathered: appended first
         for index in parts.indices {
+            metrics.viewsSaved.increment(by: parts[index].count)
             log.checkpoint(chat.snapshots(of: parts[index]), first: index == 0, last: index == parts.count - 1, through: through) { _ in }
         }
     }
@@ -158,6 +159,7 @@ extension CoreRunner {
         let last = index == parts.count - 1
         checkpointRemaining = Array(parts[(index + 1)...])
         pipeline.flush()
+        metrics.viewsSaved.increment(by: parts[index].count)
         log.checkpoint(chat.snapshots(of: parts[index]), first: index == 0, last: last, through: through, completion: loop.completion { [weak self] (result: Result<Int64, any Error>) in
             guard let self else { return }
             if case .failure(let error) = result {

@@ -35,11 +35,15 @@ final class LogFollower {
     private var pausedForThreads = false
     private var reading = false
     private var timer: Timer?
+    /// This process's committed records not yet on the stream: sent as one publication at the end of the loop
+    /// iteration (`publishOwn`), however many commits completed in it.
+    private var unpublished: [ChatRecord] = []
     private var ticks = 0
     /// How long (ms) a missing position may be awaited from the stream before the store is read for it.
     let patience: UInt64
     static let tickMilliseconds: UInt64 = 20
     static let readLimit = 2000
+    static let publicationRecords = 256
 
 
     init(runner: CoreRunner, broker: any ClusterBroker, log: any FollowableLog, position: Int64, patience: UInt64 = 40) {
@@ -72,10 +76,12 @@ final class LogFollower {
         timer.start(after: LogFollower.tickMilliseconds, repeat: LogFollower.tickMilliseconds) { [weak self] in self?.tick() }
         timer.unref()  // following alone does not keep a stopping server's loop running
         self.timer = timer
+        loop.everyIteration { [weak self] in self?.publishOwn() }
         readStore(after: sequencer.applied, through: nil)  // committed between the load and the subscription
     }
 
     func stop() {
+        publishOwn()
         timer?.close()
         timer = nil
     }
@@ -86,9 +92,23 @@ final class LogFollower {
     /// to the other processes, and handed on here in their turn.
     func own(_ records: [ChatRecord]) {
         guard !records.isEmpty else { return }
-        broker.publishLog(LogStreamCodec.encode(records))
+        unpublished.append(contentsOf: records)
         for record in records where record.pos > sequencer.applied { ownWaiting.insert(record.pos) }
         receive(records)
+    }
+
+    /// One publication for the iteration's commits: each publication wakes every other process (NATS's threads,
+    /// then its loop), so commits completing together travel together. Records keep their positions; followers
+    /// order them whatever the grouping. At most `publicationRecords` a publication, so a burst stays far below
+    /// NATS's maximum payload (a publication over it would reach the others only through their gap reads).
+    func publishOwn() {
+        guard !unpublished.isEmpty else { return }
+        for start in stride(from: 0, to: unpublished.count, by: LogFollower.publicationRecords) {
+            let part = unpublished[start..<min(start + LogFollower.publicationRecords, unpublished.count)]
+            broker.publishLog(LogStreamCodec.encode(Array(part)))
+            metrics.logPublications.increment()
+        }
+        unpublished.removeAll(keepingCapacity: unpublished.capacity <= 4096)
     }
 
     /// The events a command made for its committed record: delivered when the record's turn comes, or at once if
