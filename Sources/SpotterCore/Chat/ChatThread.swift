@@ -9,6 +9,8 @@ public final class ChatThread {
     public let coachID: String
     public let clientID: String
     public let createdAt: Int64
+    /// The same id on both sides (`recount` counts the coach's side twice, as `side(of:)` answers).
+    private let sameUser: Bool
     /// Whether this is the client's current link (writable).
     public internal(set) var active: Bool
 
@@ -60,6 +62,7 @@ public final class ChatThread {
         coachID = row.coachID
         clientID = row.clientID
         createdAt = row.createdAt
+        sameUser = row.coachID == row.clientID
         active = row.active
         restore(lastSeq: row.lastSeq, lastMessageAt: row.lastMessageAt, lastPreview: row.lastPreview, lastSide: row.lastSide,
                 lastPos: row.lastPos, coach: (row.coach.delivered, row.coach.read),
@@ -119,7 +122,7 @@ public final class ChatThread {
     private func recount() {
         guard let tallies else { return }
         let coach = unread(.coach)
-        let client = coachID == clientID ? coach : unread(.client)
+        let client = sameUser ? coach : unread(.client)
         // Wrapping: adding then taking back is exact modulo 2^64, so no sequence of changes traps.
         tallies.coach.total &+= coach &- counted.coach
         tallies.client.total &+= client &- counted.client
