@@ -15,6 +15,8 @@ public final class ChatState {
     private var threadsByID: [String: ChatThread] = [:]
     private var threadsByNo: [Int64: ChatThread] = [:]
     private var threadsByUser: [String: [ChatThread]] = [:]
+    /// Each user's running unread total over their threads (`totalUnread`).
+    private var tallies: [String: UnreadTally] = [:]
     /// Display names of participants (for `thread` events and lists).
     public private(set) var names: [String: String] = [:]
     private var dirty: [ChatThread] = []
@@ -49,20 +51,30 @@ public final class ChatState {
         threadsByNo[thread.no] = thread
         threadsByUser[thread.coachID, default: []].append(thread)
         threadsByUser[thread.clientID, default: []].append(thread)
+        thread.attach(coach: tally(of: thread.coachID), client: tally(of: thread.clientID))
         return thread
+    }
+
+    private func tally(of userID: String) -> UnreadTally {
+        if let tally = tallies[userID] { return tally }
+        let made = UnreadTally()
+        tallies[userID] = made
+        return made
     }
 
     public func setName(_ name: String?, for userID: String) {
         names[userID] = name
     }
 
-    /// Unread over all of the user's threads (a coach has at most a few hundred).
+    /// Unread over all of the user's threads: a running total the threads keep as their counts move (one lookup,
+    /// not a walk over a coach's hundreds of threads).
     public func totalUnread(_ userID: String) -> Int64 {
-        var total: Int64 = 0
-        for thread in threadsByUser[userID] ?? [] {
-            if let side = thread.side(of: userID) { total += thread.unread(side) }
-        }
-        return total
+        tallies[userID]?.total ?? 0
+    }
+
+    /// The total of the participant on `side` of `thread`, without looking the user up.
+    func totalUnread(_ thread: ChatThread, _ side: Side) -> Int64 {
+        thread.totalUnread(side) ?? totalUnread(thread.userID(side))
     }
 
     /// The position of the newest durable record the user can see (0 if none).
@@ -109,7 +121,7 @@ public final class ChatState {
         let record = ChatRecord(
             threadNo: thread.no, side: side, seq: thread.lastSeq + 1, at: now,
             .message(MessageRecord(kind: kind, clientMessageID: clientMessageID, body: body, hasAttachments: withAttachments)))
-        apply(record)
+        apply(record, recentKey: key)
         return .append(record)
     }
 
@@ -130,7 +142,7 @@ public final class ChatState {
         }
         let result = ReceiptResult(
             threadId: threadID, deliveredSeq: thread.deliveredSeq(side), readSeq: thread.readSeq(side),
-            unread: thread.unread(side), totalUnread: totalUnread(userID))
+            unread: thread.unread(side), totalUnread: totalUnread(thread, side))
         return (record, result)
     }
 
@@ -159,7 +171,10 @@ public final class ChatState {
     /// Applies a record to the state: the commands above do it as they make
     /// one, and a restart does it for every record after the checkpoint.
     /// Records of unknown threads are skipped.
-    public func apply(_ record: ChatRecord) {
+    public func apply(_ record: ChatRecord) { apply(record, recentKey: nil) }
+
+    /// `recentKey`: a message's `RecentSends.key`, when the send has hashed its client message id already.
+    private func apply(_ record: ChatRecord, recentKey: Int?) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         switch record.content {
         case .ratingPrompt, .tier, .coaching, .erasure, .account, .unknown:
@@ -198,7 +213,7 @@ public final class ChatState {
             // Writing marks the thread read (and received) for the writer.
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), record.seq),
                                 read: max(thread.readSeq(record.side), record.seq))
-            thread.recent?.add(RecentSends.key(record.side, message.clientMessageID), seq: record.seq)
+            thread.recent?.add(recentKey ?? RecentSends.key(record.side, message.clientMessageID), seq: record.seq)
         case .receipt(let receipt):
             thread.setPositions(record.side, delivered: max(thread.deliveredSeq(record.side), receipt.delivered),
                                 read: max(thread.readSeq(record.side), receipt.read))
@@ -394,8 +409,8 @@ public final class ChatState {
               let message = messageJSON ?? messageView(record)?.jsonBytes else { return [] }
         let coach = thread.coachID, client = thread.clientID
         return [
-            (coach, MessageEvent.jsonBytes(message: message, unread: thread.unread(.coach), totalUnread: totalUnread(coach))),
-            (client, MessageEvent.jsonBytes(message: message, unread: thread.unread(.client), totalUnread: totalUnread(client))),
+            (coach, MessageEvent.jsonBytes(message: message, unread: thread.unread(.coach), totalUnread: totalUnread(thread, .coach))),
+            (client, MessageEvent.jsonBytes(message: message, unread: thread.unread(.client), totalUnread: totalUnread(thread, .client))),
         ]
     }
 
@@ -415,7 +430,7 @@ public final class ChatState {
             let event = ReceiptEvent(threadId: thread.id, userId: reader, deliveredSeq: receipt.delivered, readSeq: receipt.read)
             guard receipt.readMoved else { return [(peer, event.jsonText)] }
             let unread = UnreadEvent(threadId: thread.id, unread: max(0, thread.committedSeq - receipt.read),
-                                     totalUnread: totalUnread(reader), readSeq: receipt.read)
+                                     totalUnread: totalUnread(thread, record.side), readSeq: receipt.read)
             return [(peer, event.jsonText), (reader, unread.jsonText)]
         case .ratingPrompt(let prompt):
             let event = switch prompt {

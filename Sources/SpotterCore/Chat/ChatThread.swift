@@ -9,13 +9,15 @@ public final class ChatThread {
     public let coachID: String
     public let clientID: String
     public let createdAt: Int64
+    /// The same id on both sides (`recount` counts the coach's side twice, as `side(of:)` answers).
+    private let sameUser: Bool
     /// Whether this is the client's current link (writable).
     public internal(set) var active: Bool
 
     /// The last seq given out (its record may still be on its way to disk).
     public internal(set) var lastSeq: Int64 = 0
     /// The last seq whose record is durable: what lists and badges show.
-    public internal(set) var committedSeq: Int64 = 0
+    public internal(set) var committedSeq: Int64 = 0 { didSet { recount() } }
     public internal(set) var lastMessageAt: Int64?
     /// What the conversation list shows, computed when asked (not on every send).
     public var lastPreview: String? {
@@ -47,6 +49,11 @@ public final class ChatThread {
     /// Loop ms when the window was last used.
     var recentUsedAt: UInt64 = 0
     var dirty = false
+    /// The participants' running unread totals (`ChatState.totalUnread`), once a state holds the thread; and what
+    /// this thread has added to each (its `unread` when last counted). Every change of `committedSeq` or a read
+    /// position recounts, so a total is never recomputed by walking a user's threads.
+    private var tallies: (coach: UnreadTally, client: UnreadTally)?
+    private var counted: (coach: Int64, client: Int64) = (0, 0)
 
     /// The thread as `row` holds it, its views restored.
     public init(_ row: ThreadRow) {
@@ -55,6 +62,7 @@ public final class ChatThread {
         coachID = row.coachID
         clientID = row.clientID
         createdAt = row.createdAt
+        sameUser = row.coachID == row.clientID
         active = row.active
         restore(lastSeq: row.lastSeq, lastMessageAt: row.lastMessageAt, lastPreview: row.lastPreview, lastSide: row.lastSide,
                 lastPos: row.lastPos, coach: (row.coach.delivered, row.coach.read),
@@ -93,6 +101,32 @@ public final class ChatThread {
     func setPositions(_ side: Side, delivered newDelivered: Int64, read newRead: Int64) {
         delivered[Int(side.rawValue)] = newDelivered
         read[Int(side.rawValue)] = newRead
+        recount()
+    }
+
+    /// The state that holds the thread gives it its participants' totals; it adds its unread to them.
+    func attach(coach: UnreadTally, client: UnreadTally) {
+        tallies = (coach, client)
+        counted = (0, 0)
+        recount()
+    }
+
+    /// The running unread total of the participant on `side`, over all their threads (nil before `attach`).
+    func totalUnread(_ side: Side) -> Int64? {
+        guard let tallies else { return nil }
+        return side == .coach ? tallies.coach.total : tallies.client.total
+    }
+
+    /// Moves the participants' totals by what this thread's unread changed since last counted. A user who were
+    /// both participants (the same id on both sides) is counted twice as the coach, as `side(of:)` answers.
+    private func recount() {
+        guard let tallies else { return }
+        let coach = unread(.coach)
+        let client = sameUser ? coach : unread(.client)
+        // Wrapping: adding then taking back is exact modulo 2^64, so no sequence of changes traps.
+        tallies.coach.total &+= coach &- counted.coach
+        tallies.client.total &+= client &- counted.client
+        counted = (coach, client)
     }
 
     /// Restores what a checkpoint saved.
@@ -106,7 +140,13 @@ public final class ChatThread {
         self.lastPos = lastPos
         delivered = [coach.delivered, client.delivered]
         read = [coach.read, client.read]
+        recount()
     }
+}
+
+/// One user's unread over all of their threads, kept by the threads as they change (`ChatThread.attach`).
+final class UnreadTally {
+    var total: Int64 = 0
 }
 
 /// The last `capacity` sends of a thread, by a hash of (side, client_message_id):

@@ -227,6 +227,7 @@ public struct CoachingCore {
     /// (every apply is monotone or replaces by id).
     public mutating func apply(_ records: [ChatRecord], origin: Origin, _ context: CoreContext) -> Applied {
         var applied = Applied()
+        applied.logged.reserveCapacity(records.count * 2)  // a message's two events: one allocation, not a growth
         var cardsFor: [Int64] = []
         for record in records {
             // A record at or below the thread's newest applied position was applied before (a follower's read

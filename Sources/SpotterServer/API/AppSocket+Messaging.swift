@@ -39,6 +39,22 @@ extension AppSocket {
         runner.run(.changeMessage(request)) { [self] result in answer(id: id, result) }
     }
 
+    /// A validated send, to the core; the reply acks it (and counts it) once it is durable.
+    private func submitSend(threadID: String, clientMessageID: String, kind: MessageKind, body: String,
+                            withAttachments: Bool, arrived: ContinuousClock.Instant, id: String) {
+        let request = SendRequest(sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: kind,
+                                  body: body, withAttachments: withAttachments)
+        runner.run(.send(request)) { [self] result in
+            pendingSends -= 1
+            if case .success = result {
+                let metrics = api.server.metrics
+                metrics.messagesAcked.increment()
+                metrics.sendAck.recordNanoseconds(Int64((ContinuousClock.now - arrived) / .nanoseconds(1)))
+            }
+            answer(id: id, result)
+        }
+    }
+
     func sendMessage(_ command: SendMessageCommand, id: String) {
         let kind = command.kind ?? "text"
         let threadID: String, clientMessageID: String
@@ -70,18 +86,10 @@ extension AppSocket {
         guard pendingSends < 64 else { return reply(id: id, error: APIError(.rateLimited, retryAfterSeconds: 1)) }
         pendingSends += 1
         let arrived = ContinuousClock.now
-        let send = { [self] (kind: MessageKind, body: String, withAttachments: Bool) in
-            let request = SendRequest(sender: actor.userID, threadID: threadID, clientMessageID: clientMessageID, kind: kind,
-                                      body: body, withAttachments: withAttachments)
-            runner.run(.send(request)) { [self] result in
-                pendingSends -= 1
-                if case .success = result {
-                    let metrics = api.server.metrics
-                    metrics.messagesAcked.increment()
-                    metrics.sendAck.recordNanoseconds(Int64((ContinuousClock.now - arrived) / .nanoseconds(1)))
-                }
-                answer(id: id, result)
-            }
+        // A method, not a closure the two paths share: the plain send makes no closure but the reply.
+        func send(_ kind: MessageKind, _ body: String, _ withAttachments: Bool) {
+            submitSend(threadID: threadID, clientMessageID: clientMessageID, kind: kind, body: body,
+                       withAttachments: withAttachments, arrived: arrived, id: id)
         }
         guard !attachments.isEmpty else {
             return send(MessageKind(wire: kind) ?? .text, meal.map { JSON.encode($0) } ?? text ?? "", false)

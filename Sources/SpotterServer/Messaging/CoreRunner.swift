@@ -96,12 +96,19 @@ final class CoreRunner {
 
     /// This step's context: the clock's time, the accounts' people, the features in force.
     func context() -> CoreContext {
-        let directory = directory, availabilities = availabilities
         var context = CoreContext(now: config.clock.now, nowMilliseconds: loop.nowMilliseconds, features: features,
-                                  people: { id in directory?.user(id: id).map(Person.init(user:)) })
-        context.availability = { availabilities[$0] }
+                                  people: lookups.people)
+        context.availability = lookups.availability
         return context
     }
+
+    /// The context's lookups, made once rather than two closures (two allocations) per step: they read the
+    /// directory and `availabilities` when called. A context lives for one step on the loop (nothing keeps one),
+    /// so it sees what a copy made for the step would have held.
+    private lazy var lookups: (people: (String) -> Person?, availability: (String) -> CoachAvailability?) = {
+        let directory = directory
+        return ({ id in directory?.user(id: id).map(Person.init(user:)) }, { [unowned self] in availabilities[$0] })
+    }()
 
     var writeRefusal: APIError? { pipeline.refusal }
 
