@@ -260,7 +260,9 @@ extension Runner {
                         result.traffic = t
                     }
                     if let next = ceilingSearch.next(after: rate, passed: passed) {
-                        step(rate: next)
+                        // After a failed step the server may still hold its backlog: a quiet pause first, so the
+                        // lower rate is measured on its own and not on what the overload left behind.
+                        if passed { step(rate: next) } else { after(config.ceilingCooldown) { [unowned self] in step(rate: next) } }
                     } else {
                         closeOut()
                     }

@@ -81,6 +81,8 @@ struct SpotterLoad: ParsableCommand {
     var ceilingMax: Double = 60000
     @Option(help: "ceiling: after the first failing step, halve the gap to the highest passing one this many times.")
     var ceilingRefinements = 3
+    @Option(help: ArgumentHelp("ceiling: no traffic for this long after a failed step, before the next (lower) one.", valueName: "seconds"))
+    var ceilingCooldown: Double = 10
     @Option(help: "ceiling: a step fails above this p99 (send→ack or send→peer).")
     var ceilingP99Ms: Double = 50
     @Option(help: ArgumentHelp("ceiling: traffic before each step's window.", valueName: "seconds"))
@@ -123,6 +125,7 @@ struct SpotterLoad: ParsableCommand {
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         guard ceilingStep > 0 || ceilingFactor > 1 else { throw ValidationError("ceiling needs --ceiling-step > 0 or --ceiling-factor > 1") }
         guard (0...20).contains(ceilingRefinements) else { throw ValidationError("--ceiling-refinements is 0...20") }
+        guard (0...600).contains(ceilingCooldown) else { throw ValidationError("--ceiling-cooldown is 0...600 seconds") }
     }
 
     func run() throws {
@@ -149,7 +152,7 @@ struct SpotterLoad: ParsableCommand {
             serverPIDs: (serverPid.map { [$0] } ?? []) + (serverPids?.values ?? []), sockets: socketCount,
             coaches: plan.coaches, clientsPerCoach: plan.perCoach, rate: rate ?? defaultRate, duration: duration,
             warmup: warmup, hold: hold, grace: grace, jitter: jitter, coachCommandsPerSecond: coachCommandsPerSecond,
-            ceilingStep: ceilingStep, ceilingFactor: ceilingFactor, ceilingMax: ceilingMax, ceilingRefinements: ceilingRefinements, ceilingP99Micros: UInt64(ceilingP99Ms * 1000),
+            ceilingStep: ceilingStep, ceilingFactor: ceilingFactor, ceilingMax: ceilingMax, ceilingRefinements: ceilingRefinements, ceilingCooldown: ceilingCooldown, ceilingP99Micros: UInt64(ceilingP99Ms * 1000),
             stepWarmup: stepWarmup, sourceAddresses: sourceAddresses, maxPendingConnects: maxPendingConnects,
             connectTimeout: connectTimeout, maxPendingPerSocket: maxPendingPerSocket, senderOrder: senderOrder, maxRunSeconds: maxRunSeconds)
         config.expectPushes = expectPushes
@@ -245,6 +248,7 @@ struct LoadConfig: Codable {
     var ceilingFactor: Double
     var ceilingMax: Double
     var ceilingRefinements: Int
+    var ceilingCooldown: Double
     var ceilingP99Micros: UInt64
     var stepWarmup: Double
     var sourceAddresses: Int
