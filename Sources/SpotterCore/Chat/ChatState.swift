@@ -224,7 +224,11 @@ public final class ChatState {
     public func committed(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         thread.lastPos = max(thread.lastPos, record.pos)
-        if record.seq > thread.committedSeq {
+        // Only a thread message's seq is one the log holds: any other record carries the thread's last seq as its
+        // maker's memory had it, which may count guesses of messages still in flight that never land (a failed
+        // append). Counted here, a checkpoint saved that guess as the thread's last seq, and a process that read
+        // the view back guessed past the log: a session change, which keeps its guess, left a gap.
+        if record.isThreadMessage, record.seq > thread.committedSeq {
             thread.committedSeq = record.seq
             markDirty(thread)  // the checkpoint saves the committed seq, which only moves now
         }
