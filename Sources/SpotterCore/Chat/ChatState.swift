@@ -240,7 +240,11 @@ public final class ChatState {
     public func reset(to stored: ChatThread, tail: [ChatRecord]) {
         guard let thread = threadsByNo[stored.no] else { return }
         thread.restore(lastSeq: stored.lastSeq, lastMessageAt: stored.lastMessageAt, lastPreview: stored.lastPreview,
-                       lastSide: stored.lastSide, lastPos: stored.lastPos,
+                       // The stored row's position is its highest-seq record's: a link or tier record made
+                       // after it with a lower seq (decided on a view that was behind) is not counted there, but
+                       // this state applied it (they are never passed over). Positions only move forward; every
+                       // one here is committed. Kept, the hello's cursor is not set back before that record.
+                       lastSide: stored.lastSide, lastPos: max(thread.lastPos, stored.lastPos),
                        coach: (stored.deliveredSeq(.coach), stored.readSeq(.coach)),
                        client: (stored.deliveredSeq(.client), stored.readSeq(.client)))
         thread.active = stored.active
