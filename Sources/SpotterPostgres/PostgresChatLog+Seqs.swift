@@ -73,11 +73,35 @@ extension PostgresChatLog: SeqGivingLog {
         RETURNING pos, seq
         """
 
+    /// The thread messages of a thread that keeps its guesses (a session's system message in the batch) must
+    /// follow the thread's last committed message seq exactly: a unique seq refuses a guess that is taken, and
+    /// this refuses one that runs ahead, which stored as guessed would leave a gap (history `[4, 3, 1]`, found by
+    /// the sessions suite on three processes). A process's memory runs ahead of the log when a message it guessed
+    /// was numbered lower by the database (`CoreRunner.settleSeqs` sets such a thread back). Only batches holding
+    /// a session change pay this round trip; the append fails (`SeqGivingError.guessAhead`), the process sets the
+    /// state back from the store, and the client's retry is decided on it.
+    static func checkKeptGuesses(_ connection: PGConnection, _ records: [ChatRecord], renumbered: Set<Int64>) throws {
+        var guesses: [Int64: [Int64]] = [:]
+        for record in records where record.isThreadMessage && !renumbered.contains(record.threadNo) {
+            guesses[record.threadNo, default: []].append(record.seq)
+        }
+        guard !guesses.isEmpty else { return }
+        for (thread, seqs) in guesses.sorted(by: { $0.key < $1.key }) {
+            let row = try connection.exec(
+                "SELECT COALESCE(MAX(seq), 0) FROM log WHERE threadNo = $1 AND (\(LogSQL.isThreadMessage))", [String(thread)]).rows.first
+            let last = row?[0].flatMap { Int64($0) } ?? 0
+            // A guess at or below the last is refused by the thread's unique seq, as before.
+            if let first = seqs.first, first > last + 1 { throw SeqGivingError.guessAhead }
+            for (earlier, later) in zip(seqs, seqs.dropFirst()) where later > earlier + 1 { throw SeqGivingError.guessAhead }
+        }
+    }
+
     /// Inserts the batch with the seqs the database gives (`numberedInsertSQL`) and answers with the records as
     /// stored. Then, as `insert`: the sessions' slots and the rewritten messages of edits and deletes.
     static func insertNumbered(_ batch: PGBatch, _ records: [ChatRecord]) throws -> [ChatRecord] {
         guard let positions = try batch.takePositions(records.count) else { return [] }
         let renumbered = numberedThreads(records)
+        try checkKeptGuesses(batch.connection, records, renumbered: renumbered)
         let columns = records.map(\.content.columns)
         let rows = try batch.connection.execPrepared(numberedInsertSQL, [
             array(Array(positions)), array(columns.map(\.kind)), array(records.map(\.threadNo)),

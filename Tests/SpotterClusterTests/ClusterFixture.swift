@@ -19,12 +19,18 @@ final class ClusterFixture {
     /// Extra `serve` options of every process.
     let options: [String]
 
+    /// Whether `stop` stops `nats` (not when it is another cluster's).
+    private let ownsNATS: Bool
+
     /// - Parameter ownPostgres: a PostgreSQL of the test's own (one it may stop) instead of the suite's shared one.
-    init(processes count: Int, options: [String] = [], ownPostgres: Bool = false) throws {
+    /// - Parameter sharing: another cluster's `nats-server`, which this one uses too (two deployments wrongly
+    ///   pointed at one server); it stops with its owner.
+    init(processes count: Int, options: [String] = [], ownPostgres: Bool = false, sharing: NATSServer? = nil) throws {
         self.options = options
         postgres = ownPostgres ? try PostgresCluster.start() : try PostgresCluster.shared()
         ownsPostgres = ownPostgres
-        nats = try NATSServer()
+        nats = try sharing ?? NATSServer()
+        ownsNATS = sharing == nil
         store = try postgres.makeDatabase()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spotter-cluster-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -79,7 +85,7 @@ final class ClusterFixture {
     func stop() {
         for process in processes.compactMap({ $0 }) { _ = process.stop() }
         processes = []
-        nats.stop()
+        if ownsNATS { nats.stop() }
         if ownsPostgres { postgres.stop() }
         if keep {
             print("cluster logs kept in \(directory)")

@@ -119,4 +119,42 @@ struct ClusterSeqTests {
         #expect(history.compactMap { $0["seq"] as? Int }.sorted() == [1, 2, 3])
         #expect(history.first { $0["seq"] as? Int == 3 }?["text"] as? String == "three, edited")
     }
+    /// Whatever makes a process's memory of a thread run ahead of the log, a session change (which keeps its
+    /// guessed seq) must not be stored past the thread's last seq: a gap. Here the memory runs ahead the way the
+    /// three-process test pass found: a second deployment on the same `nats-server`, whose thread 1 (same number,
+    /// its own database) gets messages this cluster's process follows as its own thread 1. The invite is refused
+    /// (`unavailable`) and the state set back; the log's seqs stay 1…n.
+    /// Checked failing without `PostgresChatLog.checkKeptGuesses` (the invite stored at its guess).
+    @Test func aSessionChangeGuessedPastTheLogLeavesNoGap() throws {
+        let cluster = try ClusterFixture(processes: 1)
+        defer { cluster.stop() }
+        let other = try ClusterFixture(processes: 1, sharing: cluster.nats)
+        defer { other.stop() }
+        let (coach, _, thread) = try cluster.linkedPair("aheadx", coachOn: 0, clientOn: 0)
+        let (otherCoach, _, otherThread) = try other.linkedPair("aheady", coachOn: 0, clientOn: 0)
+        let coachSocket = try SpotterSocket(port: cluster.port(0), token: coach.access)
+        let otherSocket = try SpotterSocket(port: other.port(0), token: otherCoach.access)
+        for n in 1...4 {
+            _ = try otherSocket.result("message.send", ["thread_id": otherThread, "client_message_id": "y\(n)", "text": "y \(n)"])
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        var stored: [String: Any]?
+        var refusals: [String?] = []
+        for _ in 0..<8 where stored == nil {
+            let reply = try coachSocket.command("session.invite", ["thread_id": thread, "start": Int(Date().timeIntervalSince1970) + 86_400,
+                                                                   "duration_minutes": 30, "purpose": "Plan"])
+            if reply["ok"] as? Bool == true { stored = reply["result"] as? [String: Any] } else {
+                refusals.append(errorCode(reply))
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+        // Whether the invite lands at last depends on whether a checkpoint saved the foreign seqs as this
+        // thread's view before the set-back read it (then every retry guesses past the log again): the
+        // misconfiguration is not healed, only kept from writing a gap.
+        #expect(refusals.allSatisfy { $0 == "unavailable" }, "refused: \(refusals), stored: \(stored != nil)")
+        _ = try coachSocket.result("message.send", ["thread_id": thread, "client_message_id": "x1", "text": "x 1"])
+        let history = try #require(try coachSocket.result("history", ["thread_id": thread])["messages"] as? [[String: Any]])
+        let seqs = history.compactMap { $0["seq"] as? Int }
+        #expect(seqs == Array((1...max(1, seqs.count)).reversed()), "seqs \(seqs)")
+    }
 }

@@ -89,4 +89,31 @@ struct PostgresSeqGivingTests {
         #expect(try Self.appended(b, [session(2)]).map(\.seq) == [2])
         #expect(try Self.appended(a, [T.message(1, 2, "a1")]).map(\.seq) == [3])
     }
+    /// A thread that keeps its guesses (a session's system message in the batch) must guess exactly the next seq:
+    /// a guess past the thread's last would be stored as guessed and leave a gap (the sessions suite on three
+    /// processes saw history `[4, 3, 1]`: a process whose memory ran ahead of the log). Refused whole; the log
+    /// is halted as after any failed append until its owner set the state back, and the right guess lands.
+    @Test func aSessionsGuessPastTheNextSeqIsRefusedNotStoredWithAGap() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try T.database(threads: 2, in: cluster)
+        let a = try T.log(url)
+        defer { a.store.close() }
+        let session = { (thread: Int64, seq: Int64) in
+            ChatRecord(threadNo: thread, side: .coach, seq: seq, at: 7,
+                       .session(SessionRecord(sessionID: "s\(thread)", isSystemMessage: true, byParticipant: true, json: "{}")))
+        }
+        #expect(try Self.appended(a, [T.message(1, 1, "a1")]).map(\.seq) == [1])
+        // A memory that ran ahead (it holds 2 where the log holds 1): its session change guesses 3.
+        #expect(throws: SeqGivingError.guessAhead) { _ = try Self.appended(a, [session(1, 3)]) }
+        a.resume()
+        // A message before the session change in the same batch must be the next seq too, and the change after it.
+        #expect(throws: SeqGivingError.guessAhead) { _ = try Self.appended(a, [T.message(1, 2, "a2"), session(1, 4)]) }
+        a.resume()
+        // On a thread with no message yet the first guess must be 1.
+        #expect(throws: SeqGivingError.guessAhead) { _ = try Self.appended(a, [session(2, 2)]) }
+        a.resume()
+        #expect(try Self.appended(a, [session(1, 2), session(2, 1)]).map(\.seq) == [2, 1])
+        #expect(try Self.appended(a, [T.message(1, 3, "a3"), session(1, 4)]).map(\.seq) == [3, 4])
+        #expect(try a.history(threadNo: 1, beforeSeq: nil, limit: 10).map(\.seq) == [4, 3, 2, 1])
+    }
 }

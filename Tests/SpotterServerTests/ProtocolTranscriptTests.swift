@@ -73,22 +73,10 @@ struct ProtocolTranscriptTests {
     /// Where transcripts differ on a cluster (`SPOTTER_TEST_CLUSTER=3`, each connection on the next process, the
     /// nodes settled before each): bugs of the cluster path this pass found. Remove an entry with its fix.
     static let differencesOnACluster: [(reason: String, matches: @Sendable (TranscriptReplayer.Mismatch) -> Bool)] = [
-        // The hello's cursor is `chat.lastPos(of:)`. On a process other than the one that linked the thread (or
-        // changed the tier), it can still be the position before that record, though the process has followed
-        // the log past it: seen on chat, availability, dashboard, record, sessions, strict-commands, inbody.
-        ("`hello` says a cursor before the link or tier change made on another process", { mismatch in
-            mismatch.detail.hasPrefix("expected frame `text {\"cursor\":") && mismatch.detail.contains(#""type":"hello""#)
-        }),
         // A logged event reaches the sender's own socket after the unlogged ones its command made: the follower
         // holds a process's own events until the record's turn; quota and participants go out at once.
         ("the sender's `quota` event comes before its own `message` event", { $0.file == "tiers.transcript" && $0.line == 68 }),
         ("`challenge_participants` comes before the challenge's `record` event", { $0.file == "dashboard.transcript" && $0.line == 60 }),
-        // HTTP attachments read the thread from memory only (`API+Attachments.attachmentThread`), where the socket's
-        // commands read a thread this process does not hold yet (`CoreRunner.mustReadThread`).
-        ("an upload to a thread linked on another process is refused 403", { mismatch in
-            (mismatch.file == "attachments.transcript" && mismatch.line == 46)
-                || (mismatch.file == "thumbnails.transcript" && mismatch.line == 55)
-        }),
         // Seen once (before frames waited for the nodes to settle): the signed-out token still worked on another
         // process for a moment, before that process followed the sign-out's `account` record.
         ("a signed-out access token still works for a moment on another process", { $0.file == "sign-out.transcript" && $0.line == 39 }),

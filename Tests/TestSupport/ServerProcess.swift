@@ -37,7 +37,7 @@ public final class ServerProcess {
         // A cluster of the test mode's size, unless the caller chose the store or the broker (the cluster suite).
         var arguments = arguments
         let clusterOfTheMode = TestCluster.isOn && store == nil && !arguments.contains("--broker")
-        if clusterOfTheMode { arguments += ["--broker", try TestCluster.nats().url] }
+        if clusterOfTheMode { arguments += ["--broker", try TestCluster.nats(for: dataDirectory).url] }
         process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory, "--log-level", logFile == nil ? "warning" : "info"]
             + (url.map { ["--store", $0] } ?? []) + arguments
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }

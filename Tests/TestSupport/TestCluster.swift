@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Logging
 import SpotterNATS
@@ -5,8 +6,8 @@ import SpotterPorts
 import SpotterPostgres
 import SpotterServer
 
-/// `SPOTTER_TEST_CLUSTER=3`: every test server is a cluster of that many nodes on one PostgreSQL database and one
-/// `nats-server` (the suite's own, started on first use), wired as `spotter serve --store postgres://… --broker
+/// `SPOTTER_TEST_CLUSTER=3`: every test server is a cluster of that many nodes on one PostgreSQL database and
+/// its own `nats-server` (`nats(for:)`), wired as `spotter serve --store postgres://… --broker
 /// nats://…` wires a process (`ClusterSetup`: the NATS broker, the shared log followed, the timer lease).
 ///
 /// A cluster answers on a **balanced port**: a port number reserved (bound, never listening) for it alone, which
@@ -108,13 +109,25 @@ public enum TestCluster {
         return groups[port] != nil
     }
 
-    /// The suite's `nats-server`, started on first use (stopped by its watchdog when the runner exits).
-    public static func nats() throws -> NATSServer { try sharedNATS.get() }
-    private static let sharedNATS: Result<NATSServer, any Error> = Result(catching: { try NATSServer() })
+    /// The `nats-server` of the cluster on `key` (the processes' data directory), started on first use and
+    /// stopped by its watchdog when the runner exits. One per cluster: the log stream and the users' subjects
+    /// are the same names in every cluster, so clusters of tests running at once on one server followed each
+    /// other's records (a node applied another database's thread 1: "followed a record of an unknown thread",
+    /// seqs guessed past its own log).
+    public static func nats(for key: String) throws -> NATSServer {
+        try natsByCluster.withLock { servers in
+            if let server = servers[key] { return server }
+            let server = try NATSServer()
+            servers[key] = server
+            return server
+        }
+    }
+    private static let natsByCluster = Mutex<[String: NATSServer]>([:])
 
-    /// What makes one in-process node a member of the cluster on `url`, as `spotter serve --broker` builds it.
-    public static func setup(storage: PostgresStorage, url: String, logger: Logger) throws -> ClusterSetup {
-        let broker = try nats().url
+    /// What makes one in-process node a member of the cluster on `url`, as `spotter serve --broker` builds it:
+    /// `broker` is the cluster's own `nats-server`.
+    public static func setup(storage: PostgresStorage, url: String, broker: NATSServer, logger: Logger) throws -> ClusterSetup {
+        let broker = broker.url
         return ClusterSetup(makeBroker: { loop in try NATSBroker(loop: loop, url: broker, logger: logger) },
                             log: storage.followableLog, lease: PostgresTimerLease(url: url))
     }

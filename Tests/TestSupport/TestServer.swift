@@ -18,6 +18,8 @@ public final class TestServer: @unchecked Sendable {
     /// Each node's own port.
     public var ports: [Int] { nodes.map(\.port) }
     private let balancedPort: Int?
+    /// A cluster's `nats-server` (`SPOTTER_TEST_CLUSTER`), stopped with it.
+    private var clusterBroker: NATSServer?
     private let finished = DispatchSemaphore(value: 0)
 
     /// Sign-in codes the server sent, newest last.
@@ -60,7 +62,9 @@ public final class TestServer: @unchecked Sendable {
             let made = try (0..<TestCluster.size).map { _ in
                 try PostgresStorage(store: PostgresStore(url: url), filesDirectory: files, version: Server.version, startedAt: 0)
             }
-            cluster = try made.map { try TestCluster.setup(storage: $0, url: url, logger: logger) }
+            let broker = try NATSServer()  // this cluster's own (`TestCluster.nats(for:)` says why)
+            clusterBroker = broker
+            cluster = try made.map { try TestCluster.setup(storage: $0, url: url, broker: broker, logger: logger) }
             storage = made[0]
             others = Array(made.dropFirst())
             store = nil
@@ -152,7 +156,9 @@ public final class TestServer: @unchecked Sendable {
     public func stop(timeoutSeconds: Double = 15) -> Bool {
         if let balancedPort { TestCluster.release(balancedPort) }
         for server in nodes { server.requestShutdown() }
-        return waitUntilStopped(timeoutSeconds: timeoutSeconds)
+        let stopped = waitUntilStopped(timeoutSeconds: timeoutSeconds)
+        clusterBroker?.stop()
+        return stopped
     }
 
     /// Waits for `run()` to return by itself (e.g. after a signal), on every node.

@@ -10,7 +10,7 @@
 #      throwaway cluster the tests start themselves (initdb/pg_ctl; postgresql from install-deps).
 #   8. the socket suites once more with app sockets on a second event loop (SPOTTER_TEST_LOOPS=2),
 #   9. the conformance and property suites on three processes (SPOTTER_TEST_CLUSTER=3: every test server a cluster
-#      of three nodes on one PostgreSQL and one NATS, each connection to the next node).
+#      of three nodes on one PostgreSQL and its own NATS, each connection to the next node).
 # Exits non-zero at the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,7 +19,7 @@ deploy/install-deps.sh --test
 
 LOG=$(mktemp /tmp/spotter-tests.XXXXXX)
 # The suites step 9 runs on three processes (Tests/TestSupport/TestCluster.swift: SPOTTER_TEST_CLUSTER).
-CLUSTER_SUITES='ProtocolTranscriptTests|MessagingTests|CommandExecutionFuzzTests'
+CLUSTER_SUITES='ProtocolTranscriptTests|MessagingTests|CommandExecutionFuzzTests|SessionsTests'
 trap 'rm -f "$LOG"' EXIT
 
 echo "== swift test"

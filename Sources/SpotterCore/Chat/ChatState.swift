@@ -239,7 +239,11 @@ public final class ChatState {
     public func committed(_ record: ChatRecord) {
         guard let thread = threadsByNo[record.threadNo] else { return }
         thread.lastPos = max(thread.lastPos, record.pos)
-        if record.seq > thread.committedSeq {
+        // Only a thread message's seq is one the log holds: any other record carries the thread's last seq as its
+        // maker's memory had it, which may count guesses of messages still in flight that never land (a failed
+        // append). Counted here, a checkpoint saved that guess as the thread's last seq, and a process that read
+        // the view back guessed past the log: a session change, which keeps its guess, left a gap.
+        if record.isThreadMessage, record.seq > thread.committedSeq {
             thread.committedSeq = record.seq
             markDirty(thread)  // the checkpoint saves the committed seq, which only moves now
         }
@@ -251,7 +255,11 @@ public final class ChatState {
     public func reset(to stored: ChatThread, tail: [ChatRecord]) {
         guard let thread = threadsByNo[stored.no] else { return }
         thread.restore(lastSeq: stored.lastSeq, lastMessageAt: stored.lastMessageAt, lastPreview: stored.lastPreview,
-                       lastSide: stored.lastSide, lastPos: stored.lastPos,
+                       // The stored row's position is its highest-seq record's: a link or tier record made
+                       // after it with a lower seq (decided on a view that was behind) is not counted there, but
+                       // this state applied it (they are never passed over). Positions only move forward; every
+                       // one here is committed. Kept, the hello's cursor is not set back before that record.
+                       lastSide: stored.lastSide, lastPos: max(thread.lastPos, stored.lastPos),
                        coach: (stored.deliveredSeq(.coach), stored.readSeq(.coach)),
                        client: (stored.deliveredSeq(.client), stored.readSeq(.client)))
         thread.active = stored.active

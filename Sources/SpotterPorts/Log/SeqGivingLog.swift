@@ -20,4 +20,8 @@ public enum SeqGivingError: Error, Equatable {
     /// A send of the batch is already stored in its thread (another process's retry raced its original): nothing
     /// of the batch is stored, and the client's retry finds the original once this process has followed it.
     case sentBefore
+    /// A thread keeping its guessed seqs (a session's system message in the batch) guessed past its last
+    /// committed message seq: stored, it would leave a gap. Nothing of the batch is stored; the process's memory
+    /// ran ahead of the log and is set back from the store.
+    case guessAhead
 }

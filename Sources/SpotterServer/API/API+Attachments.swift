@@ -39,6 +39,30 @@ extension API {
 
     func download(_ threadID: String, _ id: String, _ actor: Actor, _ language: Language,
                   _ respond: @escaping Respond) throws(APIError) {
+        afterReadingThread(threadID, language, respond) { [self] () throws(APIError) in
+            try downloadRead(threadID, id, actor, language, respond)
+        }
+    }
+
+    /// In a cluster, a thread this process does not hold yet (linked on another process a moment ago) is read
+    /// from the store first, as the socket's commands do (`CoreRunner.mustReadThread`); then `next` runs, on the
+    /// loop (a thread still unknown: `forbidden`, as alone). An upload's head cannot wait so: it is admitted from
+    /// memory (CLUSTER.md, "The suites on three processes").
+    func afterReadingThread(_ threadID: String, _ language: Language, _ respond: @escaping Respond,
+                            _ next: @escaping () throws(APIError) -> Void) {
+        let runner = server.runner
+        guard runner.mustReadThread(threadID) else {
+            do { try next() } catch { respond(.apiError(error, language)) }
+            return
+        }
+        runner.readThread(threadID) { error in
+            if let error { return respond(.apiError(error, language)) }
+            do { try next() } catch { respond(.apiError(APIError(wrapping: error), language)) }
+        }
+    }
+
+    private func downloadRead(_ threadID: String, _ id: String, _ actor: Actor, _ language: Language,
+                              _ respond: @escaping Respond) throws(APIError) {
         _ = try attachmentThread(threadID, actor)
         let attachments = services.attachments
         server.loop.runBlocking({ blockingResult { try attachments.read(id: id, threadID: threadID) } }, then: { result in

@@ -33,6 +33,13 @@ extension API {
     /// (`forbidden` to anyone else); `not_found` for an attachment the thread does not have or one with no thumbnail.
     func downloadThumbnail(_ threadID: String, _ id: String, _ actor: Actor, _ language: Language,
                            _ respond: @escaping Respond) throws(APIError) {
+        afterReadingThread(threadID, language, respond) { [self] () throws(APIError) in
+            try thumbnailRead(threadID, id, actor, language, respond)
+        }
+    }
+
+    private func thumbnailRead(_ threadID: String, _ id: String, _ actor: Actor, _ language: Language,
+                               _ respond: @escaping Respond) throws(APIError) {
         _ = try server.runner.chat.participant(threadID, actor.userID)
         let attachments = services.attachments
         server.loop.runBlocking({ blockingResult { try attachments.thumbnail(id: id, threadID: threadID) } }, then: { result in

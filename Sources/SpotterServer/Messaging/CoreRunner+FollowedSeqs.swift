@@ -17,19 +17,32 @@ extension CoreRunner {
 
     /// Whether `command` waits for the follower (then it runs later, once); false: run it now.
     func waitsForFollowedSeq(_ command: CoreCommand, reply: Reply?) -> Bool {
-        guard follower != nil, let (userID, threadID, seq) = command.namedSeq, let thread = chat.thread(id: threadID),
-              userID == nil || thread.side(of: userID!) != nil,  // an outsider is refused at once, as before
-              seq > thread.lastSeq, seq - thread.lastSeq <= Self.followedSeqReach else { return false }
+        guard follower != nil, let followed = followedCondition(command) else { return false }
         let started = loop.nowMilliseconds
         let timer = Timer(loop: loop)
         timer.start(after: 20, repeat: 20) { [weak self] in
             guard let self else { return timer.close() }
-            let caughtUp = (chat.thread(id: threadID)?.lastSeq ?? 0) >= seq
-            guard caughtUp || loop.nowMilliseconds - started >= Self.followedSeqPatience else { return }
+            guard followed(self) || loop.nowMilliseconds - started >= Self.followedSeqPatience else { return }
             timer.close()
             run(command, reply: reply, followed: true)
         }
         return true
+    }
+
+    /// What `command` waits to see followed here, or nil when it is decided at once:
+    /// - a seq above the thread's last (an edit, a delete, a receipt of a message committed a moment ago);
+    /// - a session this process does not know (`session.act` on a session invited or requested on another
+    ///   process a moment ago: answered `session_not_found` from memory before). A session id never seen waits
+    ///   the whole patience, then is refused as before.
+    private func followedCondition(_ command: CoreCommand) -> ((CoreRunner) -> Bool)? {
+        if case .actOnSession(_, let sessionID?, _, _, _) = command {
+            guard core.sessions[sessionID] == nil else { return nil }
+            return { $0.core.sessions[sessionID] != nil }
+        }
+        guard let (userID, threadID, seq) = command.namedSeq, let thread = chat.thread(id: threadID),
+              userID == nil || thread.side(of: userID!) != nil,  // an outsider is refused at once, as before
+              seq > thread.lastSeq, seq - thread.lastSeq <= Self.followedSeqReach else { return nil }
+        return { ($0.chat.thread(id: threadID)?.lastSeq ?? 0) >= seq }
     }
 }
 
