@@ -99,19 +99,29 @@ public final class ServerProcess {
     }
 
     public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
+        let (fd, port) = try boundLoopbackSocket()
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to an ephemeral port of 127.0.0.1 (not listening), and that port. Kept open, the port is
+    /// reserved: no other listener of this runner can take it.
+    public static func boundLoopbackSocket() throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
+        let bound = fd >= 0 && withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
                 bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
             }
         }
-        guard bound else { throw BlockingSocket.Failure(description: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            if fd >= 0 { close(fd) }
+            throw BlockingSocket.Failure(description: "no free port on 127.0.0.1")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }

@@ -47,7 +47,7 @@ public enum TestCluster {
     /// Reserves a port for `ports` (the nodes, in the order connections go to them); returns it.
     /// `settle` returns once the nodes agree (called before each connection unless `strict`).
     public static func balance(_ ports: [Int], settle: (() -> Void)? = nil) throws -> Int {
-        let (fd, port) = try reservePort()
+        let (fd, port) = try ServerProcess.boundLoopbackSocket()
         lock.lock()
         defer { lock.unlock() }
         groups[port] = Group(ports: ports, reservation: fd, settle: strict ? nil : settle)
@@ -130,25 +130,5 @@ public enum TestCluster {
         let broker = broker.url
         return ClusterSetup(makeBroker: { loop in try NATSBroker(loop: loop, url: broker, logger: logger) },
                             log: storage.followableLog, lease: PostgresTimerLease(url: url))
-    }
-
-    /// A loopback port bound (so no listener of this runner can take it) but not listening.
-    private static func reservePort() throws -> (Int32, Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else {
-            if fd >= 0 { close(fd) }
-            throw BlockingSocket.Failure(description: "no port to reserve for a cluster")
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
