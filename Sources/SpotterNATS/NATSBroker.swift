@@ -38,6 +38,8 @@ public final class NATSBroker: ClusterBroker {
     let logger: Logger
     let heartbeatMilliseconds: UInt64
     let deadAfterMilliseconds: UInt64
+    /// This deployment's subjects (`--broker-subjects`).
+    let subjects: NATSSubjects
     private let connection: NATSConnection
     private var timer: Timer?
     /// This process's subscribers, by user.
@@ -57,13 +59,15 @@ public final class NATSBroker: ClusterBroker {
     /// Connects at once (at most 2 s); a malformed URL or an unreachable server throws `NATSBrokerError`. Call on
     /// the loop thread. `nodeID` names this process in presence messages: `[A-Za-z0-9_-]`, unique in the cluster.
     public init(loop: Loop, url: String, nodeID: String = NATSBroker.randomNodeID(), heartbeatMilliseconds: UInt64 = 1000,
-                deadAfterMilliseconds: UInt64 = 5000, logger: Logger = Logger(label: "spotter.nats")) throws {
+                deadAfterMilliseconds: UInt64 = 5000, subjects: NATSSubjects = .standard,
+                logger: Logger = Logger(label: "spotter.nats")) throws {
         precondition(NATSWire.isPlain(nodeID), "a node id is [A-Za-z0-9_-]+ (it travels as one word)")
         precondition(heartbeatMilliseconds > 0 && deadAfterMilliseconds > heartbeatMilliseconds,
                      "a node is declared dead only after several missed beats")
         precondition(loop.isOnLoop, "NATSBroker belongs to its loop's thread")
         self.loop = loop
         self.nodeID = nodeID
+        self.subjects = subjects
         self.logger = logger
         self.heartbeatMilliseconds = heartbeatMilliseconds
         self.deadAfterMilliseconds = deadAfterMilliseconds
@@ -71,7 +75,7 @@ public final class NATSBroker: ClusterBroker {
         connection = try NATSConnection(url: url, name: "spotter-" + nodeID, sink: sink)
         sink.broker = self
         do {
-            presenceSubscription = try connection.subscribe(NATSWire.presenceSubject)
+            presenceSubscription = try connection.subscribe(subjects.presence)
         } catch {
             closed = true
             connection.close()
@@ -134,13 +138,13 @@ public final class NATSBroker: ClusterBroker {
         loop.assertOnLoop()
         deliverLocally(userID, cursor: cursor, frame)
         guard sharesLoggedEvents else { return }
-        send(NATSWire.subject(userID: userID), UserEvent.logged(cursor: cursor, frame: frame.json).payload)
+        send(subjects.subject(userID: userID), UserEvent.logged(cursor: cursor, frame: frame.json).payload)
     }
 
     public func publishEphemeral(userID: String, frame: EventFrame) {
         loop.assertOnLoop()
         deliverLocally(userID, cursor: nil, frame)
-        send(NATSWire.subject(userID: userID), UserEvent.ephemeral(frame: frame.json).payload)
+        send(subjects.subject(userID: userID), UserEvent.ephemeral(frame: frame.json).payload)
     }
 
     public func publishEphemeralLocally(userID: String, frame: EventFrame) {
@@ -156,7 +160,7 @@ public final class NATSBroker: ClusterBroker {
         guard first else { return }
         if !closed {
             do {
-                userSubscriptions[userID] = try connection.subscribe(NATSWire.subject(userID: userID))
+                userSubscriptions[userID] = try connection.subscribe(subjects.subject(userID: userID))
             } catch {
                 logger.error("cannot subscribe to a user's subject: their events from other processes are missed here",
                              metadata: ["error": "\(error)"])
@@ -190,14 +194,14 @@ public final class NATSBroker: ClusterBroker {
 
     /// Publishes a batch of committed records (`LogStreamCodec` text) for every other process to follow.
     public func publishLog(_ batch: String) {
-        send(NATSWire.logSubject, batch)
+        send(subjects.log, batch)
     }
 
     /// Calls `handler` on the loop with every batch other processes publish, in each publisher's order. A batch
     /// lost in transit is the follower's to read from the store (`LogSequencer.gap`).
     public func followLog(_ handler: @escaping (String) -> Void) throws {
         logHandler = handler
-        if logSubscription == nil, !closed { logSubscription = try connection.subscribe(NATSWire.logSubject) }
+        if logSubscription == nil, !closed { logSubscription = try connection.subscribe(subjects.log) }
     }
 
     // MARK: - From NATS (on the loop)
@@ -205,15 +209,15 @@ public final class NATSBroker: ClusterBroker {
     func received(subject: String, payload: String) {
         guard !closed else { return }
         switch subject {
-        case NATSWire.presenceSubject: receivedPresence(payload)
-        case NATSWire.logSubject: logHandler?(payload)
+        case subjects.presence: receivedPresence(payload)
+        case subjects.log: logHandler?(payload)
         default: receivedEvent(subject: subject, payload: payload)
         }
     }
 
     private func receivedEvent(subject: String, payload: String) {
         // A message for a user whose last subscriber left while it was in flight: nobody to give it to.
-        guard let userID = NATSWire.userID(subject: subject), subscribers[userID] != nil else { return }
+        guard let userID = subjects.userID(subject: subject), subscribers[userID] != nil else { return }
         guard let event = UserEvent(payload: payload) else {
             logger.warning("malformed event on a user's subject, dropped", metadata: ["subject": "\(subject)"])
             return
@@ -239,7 +243,7 @@ public final class NATSBroker: ClusterBroker {
     // MARK: - To NATS
 
     func send(_ message: PresenceMessage) {
-        send(NATSWire.presenceSubject, message.text)
+        send(subjects.presence, message.text)
     }
 
     private func send(_ subject: String, _ payload: String) {

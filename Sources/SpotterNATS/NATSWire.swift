@@ -1,9 +1,10 @@
 /// What the NATS broker puts on the wire, as text, and how it reads it back. Pure: no connection, no loop, so
 /// every malformed input can be tried without a server.
 ///
-/// Subjects: a user's events go on `spotter.user.<token>`, presence on `spotter.presence`, committed records on
-/// `spotter.log`. A user id of `[A-Za-z0-9_-]` is its own token; any other (a '.', '*', '>', a space, an '=',
-/// anything outside ASCII, the empty id) is `=` and the hex of its UTF-8. The encoded alphabet has no '.',
+/// Subjects (`NATSSubjects`, prefix `spotter` unless configured): a user's events go on `spotter.user.<token>`,
+/// presence on `spotter.presence`, committed records on `spotter.log`. A user id of `[A-Za-z0-9_-]` is its own
+/// token; any other (a '.', '*', '>', a space, an '=', anything outside ASCII, the empty id) is `=` and the hex
+/// of its UTF-8. The encoded alphabet has no '.',
 /// '*', '>' or whitespace, and a plain token never starts with '=', so no id can name another's subject, span
 /// two subject tokens, or be a wildcard.
 public enum NATSWire {
@@ -13,20 +14,14 @@ public enum NATSWire {
         return String(url[..<scheme.upperBound]) + url[url.index(after: at)...]
     }
 
-    static let presenceSubject = "spotter.presence"
-    static let logSubject = "spotter.log"
-    static let userSubjectPrefix = "spotter.user."
 
     /// Presence messages are cut in parts below this many bytes: far under NATS's 1 MB default maximum payload,
     /// and small enough that one part never holds up the connection for long.
     static let presencePartBytes = 60_000
 
-    static func subject(userID: String) -> String { userSubjectPrefix + token(userID) }
+    static func subject(userID: String) -> String { NATSSubjects.standard.subject(userID: userID) }
 
-    static func userID(subject: String) -> String? {
-        guard subject.hasPrefix(userSubjectPrefix) else { return nil }
-        return userID(token: subject.dropFirst(userSubjectPrefix.count))
-    }
+    static func userID(subject: String) -> String? { NATSSubjects.standard.userID(subject: subject) }
 
     /// A user id as one subject token (also how ids travel in presence messages: a token has no space).
     static func token(_ userID: String) -> String {

@@ -113,12 +113,7 @@ struct Serve: ParsableCommand {
     @OptionGroup var proxies: ProxyOptions
     @OptionGroup var operators: OperatorOptions
 
-    @Option(help: ArgumentHelp("""
-        Cluster mode: the NATS server (or cluster) between Spotter processes, as nats://host:port; needs \
-        --store postgres://… shared by every process, and the same SPOTTER_TOKEN_SECRET in each. \
-        [env: SPOTTER_BROKER] (default: none, one process alone)
-        """, valueName: "url"))
-    var broker: String?
+    @OptionGroup var cluster: ClusterOptions
 
     @Option(help: ArgumentHelp("Address to listen on. [env: SPOTTER_HOST] (default: 127.0.0.1)", valueName: "address"))
     var host: String?
@@ -408,11 +403,8 @@ struct Serve: ParsableCommand {
         let config = try makeConfig()
         let logger = try storage.makeLogger()
         let serverStorage: any ServerStorage
-        var cluster: ClusterSetup?
-        let brokerURL = broker ?? env("SPOTTER_BROKER")
-        if let brokerURL, !(brokerURL.hasPrefix("nats://") || brokerURL.hasPrefix("tls://")) {
-            throw ValidationError("--broker must be a nats:// URL, got '\(brokerURL)'")
-        }
+        var clusterSetup: ClusterSetup?
+        let brokerURL = try cluster.brokerURL()
         if let url = try storage.postgresURL() {
             try StoreDirectory.make(config.dataDirectory)  // the token secret and attachment files stay there
             let postgres = try PostgresStorage(store: PostgresStore(url: url, logger: logger),
@@ -420,13 +412,7 @@ struct Serve: ParsableCommand {
                                                version: Server.version, startedAt: config.clock.now)
             serverStorage = postgres
             if let brokerURL {
-                var natsLogger = logger
-                natsLogger[metadataKey: "component"] = "nats"
-                cluster = ClusterSetup(
-                    makeBroker: { loop in try NATSBroker(loop: loop, url: brokerURL, logger: natsLogger) },
-                    log: postgres.followableLog, lease: PostgresTimerLease(url: url))
-                cluster?.followEveryThread = env("SPOTTER_FOLLOW_EVERY_THREAD") == "1"
-                logger.info("cluster mode", metadata: ["broker": "\(NATSWire.loggable(url: brokerURL))"])
+                clusterSetup = try cluster.setup(brokerURL: brokerURL, postgresURL: url, log: postgres.followableLog, logger: logger)
             }
             logger.info("keeping everything in PostgreSQL", metadata: ["run": "\(serverStorage.runNumber.map(String.init) ?? "?")"])
         } else {
@@ -454,7 +440,7 @@ struct Serve: ParsableCommand {
             configured.reminderSenders = [.sms: LogNotificationSender(logger: logger), .email: LogNotificationSender(logger: logger)]
         }
         let server = Server(config: configured, storage: serverStorage, logger: logger, otpSender: sender, emailSender: emailSender,
-                            cluster: cluster)
+                            cluster: clusterSetup)
         if let sender = sender as? HTTPOTPSender {
             logger.info("sign-in codes go to the SMS gateway", metadata: ["host": "\(sender.url.host ?? "")"])
         }

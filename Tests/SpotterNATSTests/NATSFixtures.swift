@@ -98,11 +98,13 @@ final class Node: @unchecked Sendable {
     private var broker: NATSBroker!
     let nodeID: String
 
-    init(_ url: String, beat: UInt64 = NATSBrokerTests.beat, deadAfter: UInt64 = NATSBrokerTests.dead) throws {
+    init(_ url: String, beat: UInt64 = NATSBrokerTests.beat, deadAfter: UInt64 = NATSBrokerTests.dead,
+         subjects: NATSSubjects = .standard) throws {
         let id = NATSBroker.randomNodeID()
         nodeID = id
         let made = thread.value { loop in
-            Result { try NATSBroker(loop: loop, url: url, nodeID: id, heartbeatMilliseconds: beat, deadAfterMilliseconds: deadAfter) }
+            Result { try NATSBroker(loop: loop, url: url, nodeID: id, heartbeatMilliseconds: beat, deadAfterMilliseconds: deadAfter,
+                                    subjects: subjects) }
         }
         guard case .success(let broker) = made else {
             thread.stop()

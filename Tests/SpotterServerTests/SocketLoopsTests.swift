@@ -110,7 +110,7 @@ struct SocketLoopsTests {
     /// `spotter serve --loops`: 1…64, anything else refused before the server starts.
     @Test(arguments: ["0", "65", "-1", "9223372036854775807", "two", ""])
     func theLoopsOutOfRangeAreRefused(_ value: String) throws {
-        let (status, text) = try Self.serve(["--loops", value])
+        let (status, text) = try ServerProcess.serveUntilExit(["--loops", value])
         #expect(status != 0)
         #expect(text.contains("loops"), "\(text)")
     }
@@ -118,27 +118,9 @@ struct SocketLoopsTests {
     /// `spotter serve --idle-timeout`: 2…86,400 s; past it the loops' millisecond deadlines would overflow.
     @Test(arguments: ["1", "86401", "9223372036854775807", "-9223372036854775808"])
     func anIdleTimeoutOutOfRangeIsRefused(_ value: String) throws {
-        let (status, text) = try Self.serve(["--idle-timeout=\(value)"])  // "=": a negative value is not taken for an option
+        let (status, text) = try ServerProcess.serveUntilExit(["--idle-timeout=\(value)"])  // "=": a negative value is not taken for an option
         #expect(status != 0)
         #expect(text.contains("idle timeout"), "\(text)")
-    }
-
-    /// Runs `spotter serve` with `options` on a fresh data folder until it exits: its status and what it wrote to
-    /// standard error (for options refused before the server starts).
-    static func serve(_ options: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = ServerProcess.binary
-        process.arguments = ["serve", "--port", "0", "--data-dir", NSTemporaryDirectory() + "spotter-loops-\(UUID().uuidString)"]
-            + options
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        // An option wrongly accepted starts a server: stop it after 10 s (it then drains and exits 0) rather than hang.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { if process.isRunning { process.terminate() } }
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
     }
 
     /// The real binary at `--loops 2`: a message sent on one moved socket reaches the other, and SIGTERM ends it

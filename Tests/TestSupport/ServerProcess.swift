@@ -98,6 +98,24 @@ public final class ServerProcess {
         return status
     }
 
+    /// Runs `spotter serve` with `options` on a fresh data folder until it exits: its status and what it wrote to
+    /// standard error (for options refused before the server starts). An option wrongly accepted starts a server:
+    /// it is stopped after 10 s (it then drains and exits 0) rather than hang.
+    public static func serveUntilExit(_ options: [String]) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--port", "0", "--data-dir", NSTemporaryDirectory() + "spotter-refused-\(UUID().uuidString)"]
+            + options
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { if process.isRunning { process.terminate() } }
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
     public static func freePort() throws -> Int {
         let (fd, port) = try boundLoopbackSocket()
         close(fd)
