@@ -24,76 +24,6 @@ struct Spotter: ParsableCommand {
     )
 }
 
-/// Options shared by every command that touches the database.
-struct StorageOptions: ParsableArguments {
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "Directory for the SQLite database; created if missing. [env: SPOTTER_DATA_DIR] (default: data)",
-        valueName: "path"))
-    var dataDirectory: String?
-
-    @Option(help: ArgumentHelp(
-        "Log level: trace, debug, info, notice, warning, error, critical. [env: SPOTTER_LOG_LEVEL] (default: info)",
-        valueName: "level"))
-    var logLevel: String?
-
-    @Option(help: ArgumentHelp(
-        "Log lines as plain text, or as one JSON object per line (ts, level, label, message, metadata). [env: SPOTTER_LOG_FORMAT] (default: text)",
-        valueName: "text|json"))
-    var logFormat: String?
-
-    @Option(help: ArgumentHelp("""
-        A PostgreSQL database to keep everything in instead of SQLite in --data-dir (cluster mode's shared store), \
-        as a libpq URL: postgres://user@host:port/database; attachment files and the token secret stay in \
-        --data-dir. [env: SPOTTER_STORE]
-        """, valueName: "url"))
-    var store: String?
-
-    var resolvedDataDirectory: String { dataDirectory ?? env("SPOTTER_DATA_DIR") ?? "data" }
-
-    /// The accounts, in PostgreSQL with `--store`, else in the data directory's SQLite database (admin commands).
-    func openAccounts(logger: Logger) throws -> AccountStore {
-        if let url = try postgresURL() {
-            let store = try PostgresStore(url: url, logger: logger)
-            return AccountStore(engine: PostgresAccounts(store: store))
-        }
-        return AccountStore(try Store.open(directory: resolvedDataDirectory, logger: logger))
-    }
-
-    /// The PostgreSQL URL, if one is set (checked).
-    func postgresURL() throws -> String? {
-        guard let url = store ?? env("SPOTTER_STORE") else { return nil }
-        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-            throw ValidationError("--store must be a postgres:// or postgresql:// URL, got '\(url)'")
-        }
-        return url
-    }
-
-    func makeLogger() throws -> Logger {
-        let text = logLevel ?? env("SPOTTER_LOG_LEVEL") ?? "info"
-        guard let level = Logger.Level(rawValue: text) else {
-            throw ValidationError("unknown log level '\(text)'")
-        }
-        let format = logFormat ?? env("SPOTTER_LOG_FORMAT") ?? "text"
-        switch format {
-        case "text":
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            }
-        case "json":
-            LoggingSystem.bootstrap { label in
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-        default:
-            throw ValidationError("unknown log format '\(format)': text or json")
-        }
-        return Logger(label: "spotter")
-    }
-}
-
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve WebSocket and HTTP on one port until SIGINT or SIGTERM.",
@@ -450,41 +380,5 @@ struct Serve: ParsableCommand {
         if config.development { logger.warning("development mode: phone codes in replies, /v1/dev/reset-limits open") }
         try server.start(handleSignals: true)
         server.run()
-    }
-}
-
-struct Migrate: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create or migrate the database, then exit.")
-
-    @OptionGroup var storage: StorageOptions
-
-    func run() throws {
-        let logger = try storage.makeLogger()
-        if let url = try storage.postgresURL() {
-            let now = try PostgresSchema.migrate(url: url)
-            print("migrations applied now: \(now.isEmpty ? "none" : now.joined(separator: ", "))")
-            print("migrations applied: \(try PostgresSchema.applied(url: url).joined(separator: ", "))")
-            return
-        }
-        let store = try Store.open(directory: storage.resolvedDataDirectory, logger: logger)
-        print("migrations applied: \(try store.appliedMigrations().joined(separator: ", "))")
-    }
-}
-
-func env(_ name: String) -> String? {
-    guard let value = getenv(name) else { return nil }
-    let text = String(cString: value)
-    return text.isEmpty ? nil : text
-}
-
-func envInt(_ name: String) throws -> Int? {
-    guard let text = env(name) else { return nil }
-    guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, got '\(text)'") }
-    return value
-}
-
-extension String {
-    func trimmed() -> String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }
