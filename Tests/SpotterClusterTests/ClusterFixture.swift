@@ -76,6 +76,23 @@ final class ClusterFixture {
         return (coach, client, thread)
     }
 
+    /// Two one-process deployments on one `nats-server` (`options` each), a linked pair in each, and four
+    /// messages in the second one's thread 1 — its records on the shared server. The caller stops both.
+    static func twoDeploymentsOnOneNATS(options: [String] = [], otherOptions: [String] = []) throws
+        -> (cluster: ClusterFixture, coach: SpotterSocket, thread: String, other: ClusterFixture, otherCoach: SpotterSocket, otherThread: String) {
+        let cluster = try ClusterFixture(processes: 1, options: options)
+        let other = try ClusterFixture(processes: 1, options: otherOptions, sharing: cluster.nats)
+        let (coach, _, thread) = try cluster.linkedPair("twox", coachOn: 0, clientOn: 0)
+        let (otherCoach, _, otherThread) = try other.linkedPair("twoy", coachOn: 0, clientOn: 0)
+        let coachSocket = try SpotterSocket(port: cluster.port(0), token: coach.access)
+        let otherSocket = try SpotterSocket(port: other.port(0), token: otherCoach.access)
+        for n in 1...4 {
+            _ = try otherSocket.result("message.send", ["thread_id": otherThread, "client_message_id": "y\(n)", "text": "y \(n)"])
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        return (cluster, coachSocket, thread, other, otherSocket, otherThread)
+    }
+
     /// kill -9 of process `index`, as a machine dying would.
     func kill9(_ index: Int) {
         _ = processes[index]?.stop(signal: SIGKILL)

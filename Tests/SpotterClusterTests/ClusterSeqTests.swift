@@ -126,18 +126,8 @@ struct ClusterSeqTests {
     /// (`unavailable`) and the state set back; the log's seqs stay 1…n.
     /// Checked failing without `PostgresChatLog.checkKeptGuesses` (the invite stored at its guess).
     @Test func aSessionChangeGuessedPastTheLogLeavesNoGap() throws {
-        let cluster = try ClusterFixture(processes: 1)
-        defer { cluster.stop() }
-        let other = try ClusterFixture(processes: 1, sharing: cluster.nats)
-        defer { other.stop() }
-        let (coach, _, thread) = try cluster.linkedPair("aheadx", coachOn: 0, clientOn: 0)
-        let (otherCoach, _, otherThread) = try other.linkedPair("aheady", coachOn: 0, clientOn: 0)
-        let coachSocket = try SpotterSocket(port: cluster.port(0), token: coach.access)
-        let otherSocket = try SpotterSocket(port: other.port(0), token: otherCoach.access)
-        for n in 1...4 {
-            _ = try otherSocket.result("message.send", ["thread_id": otherThread, "client_message_id": "y\(n)", "text": "y \(n)"])
-        }
-        Thread.sleep(forTimeInterval: 0.5)
+        let (cluster, coachSocket, thread, other, _, _) = try ClusterFixture.twoDeploymentsOnOneNATS()
+        defer { other.stop(); cluster.stop() }
         var stored: [String: Any]?
         var refusals: [String?] = []
         for _ in 0..<8 where stored == nil {

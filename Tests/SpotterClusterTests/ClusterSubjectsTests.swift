@@ -8,18 +8,9 @@ import TestSupport
 @Suite("Cluster: a deployment's own NATS subjects", .serialized)
 struct ClusterSubjectsTests {
     @Test func twoDeploymentsWithTheirOwnPrefixesOnOneNATSServerDoNotMix() throws {
-        let cluster = try ClusterFixture(processes: 1, options: ["--broker-subjects", "deploy-a.prod"])
-        defer { cluster.stop() }
-        let other = try ClusterFixture(processes: 1, options: ["--broker-subjects", "deploy-b.prod"], sharing: cluster.nats)
-        defer { other.stop() }
-        let (coach, _, thread) = try cluster.linkedPair("subjectsx", coachOn: 0, clientOn: 0)
-        let (otherCoach, _, otherThread) = try other.linkedPair("subjectsy", coachOn: 0, clientOn: 0)
-        let coachSocket = try SpotterSocket(port: cluster.port(0), token: coach.access)
-        let otherSocket = try SpotterSocket(port: other.port(0), token: otherCoach.access)
-        for n in 1...4 {
-            _ = try otherSocket.result("message.send", ["thread_id": otherThread, "client_message_id": "y\(n)", "text": "y \(n)"])
-        }
-        Thread.sleep(forTimeInterval: 0.5)
+        let (cluster, coachSocket, thread, other, otherSocket, otherThread) = try ClusterFixture.twoDeploymentsOnOneNATS(
+            options: ["--broker-subjects", "deploy-a.prod"], otherOptions: ["--broker-subjects", "deploy-b.prod"])
+        defer { other.stop(); cluster.stop() }
         // The other deployment's messages did not run this one's thread ahead: the invite lands at once.
         let invite = try coachSocket.command("session.invite", ["thread_id": thread, "start": Int(Date().timeIntervalSince1970) + 86_400,
                                                                 "duration_minutes": 30, "purpose": "Plan"])
