@@ -49,10 +49,10 @@ public enum Handshake {
             throw HTTPError(405, "WebSocket upgrade needs GET", headers: [("Allow", "GET")])
         }
         let upgradeRequired: [(name: String, value: String)] = [("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13")]
-        guard request.versionMinor >= 1, request.headers.tokens("Upgrade").contains("websocket") else {
+        guard request.versionMinor >= 1, request.headers.hasToken("Upgrade", "websocket") else {
             throw HTTPError(426, "this endpoint speaks WebSocket: send Upgrade: websocket", headers: upgradeRequired)
         }
-        guard request.headers.tokens("Connection").contains("upgrade") else {
+        guard request.headers.hasToken("Connection", "upgrade") else {
             throw HTTPError(400, "missing Connection: Upgrade")
         }
         guard request.headers.values("Sec-WebSocket-Version") == ["13"] else {
