@@ -13,15 +13,34 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+        var values: [String] = []
+        for field in fields where field.name.caseInsensitiveEquals(name) { values.append(field.value) }
+        return values
     }
 
     /// The comma-separated list elements of every `name` field, trimmed
     /// and lower-cased (RFC 9110 §5.6.1), e.g. `Connection: keep-alive, Upgrade`.
     public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingHTTPWhitespace().lowercased() }
-            .filter { !$0.isEmpty }
+        var tokens: [String] = []
+        for field in fields where field.name.caseInsensitiveEquals(name) {
+            // An ASCII field on its bytes (the handshake's `Sec-WebSocket-Protocol` on every connect); any other
+            // the Unicode way, as `lowercased()` maps some non-ASCII characters to ASCII letters.
+            var value = field.value
+            let ascii = value.withUTF8 { bytes in
+                guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+                forEachListElement(bytes) { element in
+                    tokens.append(String(unsafeUninitializedCapacity: element.count) { out in
+                        for index in 0..<element.count { out[index] = asciiLower(element[index]) }
+                        return element.count
+                    })
+                }
+                return true
+            }
+            if !ascii {
+                tokens += field.value.split(separator: ",").map { $0.trimmingHTTPWhitespace().lowercased() }.filter { !$0.isEmpty }
+            }
+        }
+        return tokens
     }
 
     /// Whether `tokens(name)` contains `token` (lower-case ASCII, not empty, no spaces or commas), without
@@ -163,6 +182,22 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
     }
 }
 
+extension String {
+    /// `StringProtocol.caseInsensitiveEquals` for two strings, on their bytes in place (header lookups compare
+    /// every field name of a request, 30 times per connect).
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        let same = utf8.withContiguousStorageIfAvailable { left in
+            other.utf8.withContiguousStorageIfAvailable { right in
+                for index in 0..<left.count where asciiLower(left[index]) != asciiLower(right[index]) { return false }
+                return true
+            }
+        }
+        if let inner = same, let result = inner { return result }
+        return self[...].caseInsensitiveEquals(other[...])
+    }
+}
+
 extension StringProtocol {
     /// ASCII case-insensitive equality, as HTTP field names and tokens compare (RFC 9110 §5.1); other bytes
     /// must be equal. Byte by byte: `lowercased()` allocated two strings per header looked at.
@@ -206,6 +241,20 @@ private func listContains(_ bytes: UnsafeBufferPointer<UInt8>, _ wanted: UnsafeB
         start = end + 1
     }
     return false
+}
+
+/// Calls `body` with each non-empty element of the comma-separated list `bytes`, trimmed of spaces and tabs.
+private func forEachListElement(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    var start = 0
+    while start <= bytes.count {
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+        var low = start, high = end
+        while low < high, bytes[low] == UInt8(ascii: " ") || bytes[low] == UInt8(ascii: "\t") { low += 1 }
+        while high > low, bytes[high - 1] == UInt8(ascii: " ") || bytes[high - 1] == UInt8(ascii: "\t") { high -= 1 }
+        if high > low { body(UnsafeBufferPointer(rebasing: bytes[low..<high])) }
+        start = end + 1
+    }
 }
 
 private func asciiLower(_ byte: UInt8) -> UInt8 {

@@ -135,3 +135,45 @@ struct ConnectFastPathTests {
         }
     }
 }
+
+extension ConnectFastPathTests {
+    /// What `tokens` did before: every value split on commas, trimmed, lower-cased the Unicode way, empties dropped.
+    static func referenceTokens(_ headers: HTTPHeaders, _ name: String) -> [String] {
+        headers.values(name).flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingHTTPWhitespace().lowercased() }
+            .filter { !$0.isEmpty }
+    }
+
+    @Test("tokens lists what splitting and lower-casing each value listed, ASCII on bytes and the rest the long way")
+    func tokensMatchSplit() {
+        var random = SeededGenerator(seed: 0x7043)
+        let pieces = ["spotter.v1", "Spotter.V1", "chat", ",", ", ", " ", "\t", "x", "\u{212A}", "İ", "é", "ß", "ABC", ";q=1"]
+        for _ in 0..<20_000 {
+            var fields: [(name: String, value: String)] = []
+            for _ in 0..<Int.random(in: 0...3, using: &random) {
+                fields.append((["Sec-WebSocket-Protocol", "sec-websocket-protocol", "Host"].randomElement(using: &random)!,
+                               Self.randomText(pieces, maxCount: 6, &random)))
+            }
+            let headers = HTTPHeaders(fields)
+            #expect(headers.tokens("Sec-WebSocket-Protocol") == Self.referenceTokens(headers, "Sec-WebSocket-Protocol"), "\(fields)")
+        }
+    }
+
+    @Test("a request head split at every byte is found at the same place, and a bare LF anywhere is refused")
+    func headEndAtEveryByte() throws {
+        let head = httpRequest(["GET /v1/ws?access_token=abc HTTP/1.1", "Host: x", "Upgrade: websocket"])
+        for cut in 0...head.count {
+            var parser = HTTPRequestParser()
+            parser.append(Array(head[..<cut]))
+            let early = try parser.next()
+            #expect((early != nil) == (cut == head.count))
+            parser.append(Array(head[cut...]))
+            #expect(try early ?? parser.next() != nil)
+        }
+        for at in head.indices where head[at] == 13 {
+            var bare = head
+            bare.remove(at: at)  // "\n" without its "\r"
+            #expect(parseError(bare)?.status == 400, "CR at \(at) removed")
+        }
+    }
+}
