@@ -177,3 +177,30 @@ extension ConnectFastPathTests {
         }
     }
 }
+
+extension ConnectFastPathTests {
+    @Test("an IPv4 address's text is its four decimal bytes joined by dots, for every byte value in every place")
+    func ipv4Description() throws {
+        var random = SeededGenerator(seed: 0x1D4)
+        for round in 0..<20_000 {
+            let bytes = round < 256 ? [UInt8(round), 0, 255, UInt8(255 - round)]
+                : (0..<4).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let address = try #require(IPAddress(bytes: bytes))
+            #expect(address.description == bytes.map(String.init).joined(separator: "."))
+            #expect(IPAddress(address.description) == address)
+        }
+        let mapped = try #require(IPAddress("::ffff:192.0.2.1"))
+        #expect(mapped.description == "192.0.2.1")
+        #expect(IPAddress("2001:db8::1")?.description == "2001:db8::1")
+    }
+
+    @Test("the handshake's SHA-1 with the algorithm fetched once gives RFC 6455's accept key and FIPS 180's digests")
+    func sha1Fetched() {
+        #expect(Handshake.sha1Algorithm != nil)
+        #expect(Handshake.acceptKey(for: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(Handshake.sha1(Array("abc".utf8)) == [0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81, 0x6a, 0xba, 0x3e, 0x25, 0x71,
+                                                      0x78, 0x50, 0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d])
+        #expect(Handshake.sha1([]) == [0xda, 0x39, 0xa3, 0xee, 0x5e, 0x6b, 0x4b, 0x0d, 0x32, 0x55, 0xbf, 0xef,
+                                       0x95, 0x60, 0x18, 0x90, 0xaf, 0xd8, 0x07, 0x09])
+    }
+}
