@@ -48,24 +48,34 @@ public enum Base64 {
     /// outside the alphabet, an impossible length (4k + 1), missing or extra padding, or non-zero unused
     /// trailing bits.
     public static func decode(_ text: Substring, alphabet: Alphabet, padded: Bool = false) -> [UInt8]? {
-        var input = Array(text.utf8)
+        // A String's bytes in place (every native string is contiguous); copying them into an array first was
+        // half of a decode on the connect path (two token parts and the WebSocket key per connect).
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(bytes: $0, alphabet: alphabet, padded: padded) }) {
+            return decoded
+        }
+        return Array(text.utf8).withUnsafeBufferPointer { decode(bytes: $0, alphabet: alphabet, padded: padded) }
+    }
+
+    /// `decode` of UTF-8 bytes.
+    public static func decode(bytes input: UnsafeBufferPointer<UInt8>, alphabet: Alphabet, padded: Bool = false) -> [UInt8]? {
+        var count = input.count
         if padded {
-            guard input.count % 4 == 0 else { return nil }
+            guard count % 4 == 0 else { return nil }
             var pads = 0
-            while pads < 2, input.last == UInt8(ascii: "=") {
-                input.removeLast()
+            while pads < 2, count > 0, input[count - 1] == UInt8(ascii: "=") {
+                count -= 1
                 pads += 1
             }
             // The padding a canonical encoder writes for what is left: 2 characters → "==", 3 → "=".
-            guard pads == (4 - input.count % 4) % 4 else { return nil }
+            guard pads == (4 - count % 4) % 4 else { return nil }
         }
-        if input.count % 4 == 1 { return nil }
+        if count % 4 == 1 { return nil }
         var out: [UInt8] = []
-        out.reserveCapacity(input.count * 3 / 4)
+        out.reserveCapacity(count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
-        for character in input {
-            guard let value = sextet(character, alphabet: alphabet) else { return nil }
+        for index in 0..<count {
+            guard let value = sextet(input[index], alphabet: alphabet) else { return nil }
             accumulator = accumulator << 6 | UInt32(value)
             bits += 6
             if bits >= 8 {

@@ -37,8 +37,11 @@ extension Connection {
         }
         // A ping always comes first; the peer then has the rest of the idle
         // timeout to answer, however late the sweep ran.
-        let pingMs = UInt64(server.config.effectivePingIntervalSeconds) * 1000
-        let idleMs = UInt64(server.config.idleTimeoutSeconds) * 1000
+        // Stored fields only: the computed `effectivePingIntervalSeconds` copied the whole `ServerConfig` (retaining
+        // its ~150 strings and arrays) for every socket every second.
+        let idleSeconds = server.config.idleTimeoutSeconds
+        let pingMs = UInt64(ServerConfig.effectivePingInterval(server.config.pingIntervalSeconds, idle: idleSeconds)) * 1000
+        let idleMs = UInt64(idleSeconds) * 1000
         if let sentAt = pingSentAt {
             if now &- sentAt >= idleMs - min(pingMs, idleMs - 1000) {
                 server.metrics.idleTimeouts.increment()

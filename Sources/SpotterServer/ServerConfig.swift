@@ -179,6 +179,8 @@ public struct ServerConfig: Sendable {
     public init() {}
 
     public var effectivePingIntervalSeconds: Int {
-        max(1, pingIntervalSeconds ?? idleTimeoutSeconds / 2)
+        Self.effectivePingInterval(pingIntervalSeconds, idle: idleTimeoutSeconds)
     }
+
+    static func effectivePingInterval(_ ping: Int?, idle: Int) -> Int { max(1, ping ?? idle / 2) }
 }

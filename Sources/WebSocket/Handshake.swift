@@ -49,10 +49,10 @@ public enum Handshake {
             throw HTTPError(405, "WebSocket upgrade needs GET", headers: [("Allow", "GET")])
         }
         let upgradeRequired: [(name: String, value: String)] = [("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13")]
-        guard request.versionMinor >= 1, request.headers.tokens("Upgrade").contains("websocket") else {
+        guard request.versionMinor >= 1, request.headers.hasToken("Upgrade", "websocket") else {
             throw HTTPError(426, "this endpoint speaks WebSocket: send Upgrade: websocket", headers: upgradeRequired)
         }
-        guard request.headers.tokens("Connection").contains("upgrade") else {
+        guard request.headers.hasToken("Connection", "upgrade") else {
             throw HTTPError(400, "missing Connection: Upgrade")
         }
         guard request.headers.values("Sec-WebSocket-Version") == ["13"] else {
@@ -87,11 +87,15 @@ public enum Handshake {
         Base64.encode(sha1(Array((key + guid).utf8)), alphabet: .standard, padded: true)
     }
 
+    /// SHA-1 looked up in OpenSSL's provider once: `EVP_sha1()` made every digest fetch it again (most of the
+    /// handshake's SHA-1 cost). Read-only after the first use, which OpenSSL allows from any thread.
+    nonisolated(unsafe) static let sha1Algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA1", nil)
+
     static func sha1(_ bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let ok = bytes.withUnsafeBytes { input in
-            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha1(), nil)
+            EVP_Digest(input.baseAddress, input.count, &digest, &length, sha1Algorithm ?? EVP_sha1(), nil)
         }
         precondition(ok == 1, "OpenSSL SHA-1 failed")
         return Array(digest.prefix(Int(length)))

@@ -39,7 +39,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             guard allowed else { return nil }
         }
         let string = String(text)
-        if string.contains(":") {
+        // On the bytes (all of them ASCII by now): a Character search here cost 2,000 instructions an accept.
+        if text.utf8.contains(UInt8(ascii: ":")) {
             var storage = [UInt8](repeating: 0, count: 16)
             guard inet_pton(AF_INET6, string, &storage) == 1 else { return nil }
             self.init(bytes: storage)
@@ -53,7 +54,18 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// "192.0.2.1", "2001:db8::1" (RFC 5952's compressed form).
     public var description: String {
-        if isIPv4 { return bytes.map(String.init).joined(separator: ".") }
+        if isIPv4 {
+            // Digits appended as bytes: mapping to four strings and joining them was a sixth of an accept.
+            var text: [UInt8] = []
+            text.reserveCapacity(15)
+            for (index, byte) in bytes.enumerated() {
+                if index > 0 { text.append(UInt8(ascii: ".")) }
+                if byte >= 100 { text.append(UInt8(ascii: "0") + byte / 100) }
+                if byte >= 10 { text.append(UInt8(ascii: "0") + byte / 10 % 10) }
+                text.append(UInt8(ascii: "0") + byte % 10)
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
         var text = [CChar](repeating: 0, count: 64)
         _ = bytes.withUnsafeBytes { raw in inet_ntop(AF_INET6, raw.baseAddress, &text, socklen_t(text.count)) }
         return String(cString: text)

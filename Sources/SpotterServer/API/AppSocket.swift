@@ -66,8 +66,8 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         self.sessionID = claims.sessionID
         self.language = language ?? .english
         self.languageChosen = language != nil
-        let config = api.server.config
-        commandBudget = TokenBucket(capacity: Double(config.commandBurst), perSecond: Double(config.commandsPerSecond))
+        commandBudget = TokenBucket(capacity: Double(api.server.config.commandBurst),
+                                    perSecond: Double(api.server.config.commandsPerSecond))
     }
 
     // MARK: - Life cycle
