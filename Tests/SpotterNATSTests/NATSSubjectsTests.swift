@@ -44,8 +44,6 @@ struct NATSSubjectsTests {
         let c = try Node(nats.url), d = try Node(nats.url)
         defer { a.stop(); b.stop(); c.stop(); d.stop() }
         let onB = Recorder(), onD = Recorder()
-        b.run { $0.subscribe(onB, userID: "u1") }
-        d.run { $0.subscribe(onD, userID: "u1") }
         let records = Mutex<[String: [Int64]]>([:])
         for (name, node) in [("b", b), ("d", d)] {
             node.run { broker in
@@ -55,6 +53,10 @@ struct NATSSubjectsTests {
                 }
             }
         }
+        // Subscribed after following: once the writers hear of "u1", both subscriptions are active (one
+        // connection, in order).
+        b.run { $0.subscribe(onB, userID: "u1") }
+        d.run { $0.subscribe(onD, userID: "u1") }
         try a.waitUntilRemote(b.nodeID, has: "u1")
         try c.waitUntilRemote(d.nodeID, has: "u1")
         func batch(_ pos: Int64) -> String {
