@@ -9,12 +9,14 @@
 #                        a row in `logMark(threadNo, pos, seq)` WITHOUT ROWID, for reads forward from an old position
 #   --schema chain-tail  as chain, with the threads' last positions in a table updated by every append
 #   --page-size N        the database's page size (1024, 2048; 4096 is the server's)
+#   --rows N, --threads N  the log written before the measured commits (200,000 rows over 5,000 threads)
 #   --reads              also a 20,000-record thread, and the reads timed on it (history page of 50, catch-up of 200
 #                        after a position 10,000 records back), each chain read checked against a plain scan
 import sqlite3, os, random, sys, tempfile, shutil, atexit, time, argparse
 ap = argparse.ArgumentParser()
 ap.add_argument('--schema', default='index'); ap.add_argument('--page-size', type=int, default=4096)
 ap.add_argument('--mark-every', type=int, default=64); ap.add_argument('--reads', action='store_true')
+ap.add_argument('--rows', type=int, default=200000); ap.add_argument('--threads', type=int, default=5000)
 o = ap.parse_args()
 scratch = tempfile.mkdtemp(prefix='wal-frames-'); atexit.register(shutil.rmtree, scratch, True); os.chdir(scratch)
 random.seed(1)
@@ -33,7 +35,7 @@ CREATE TABLE logMark (threadNo INTEGER NOT NULL, pos INTEGER NOT NULL, seq INTEG
 CREATE TABLE threadTail (threadNo INTEGER PRIMARY KEY, pos INTEGER NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
 ''')
 if o.schema == 'index': db.execute('CREATE INDEX log_thread ON log(threadNo, seq)')
-threads = 5000; seqs = [0]*(threads+1); tail = [0]*(threads+1); count = [0]*(threads+1)
+threads = o.threads; seqs = [0]*(threads+1); tail = [0]*(threads+1); count = [0]*(threads+1)
 HOT = threads  # thread number threads+1... use index threads for the hot thread
 def put(t):
     seqs[t] += 1
@@ -50,7 +52,7 @@ def batch(n, hot=False):
     db.execute('BEGIN IMMEDIATE')
     for _ in range(n): put(HOT if hot else random.randrange(threads))
     db.execute('COMMIT')
-for _ in range(200): batch(1000)
+for _ in range(o.rows // 1000): batch(1000)
 if o.reads:
     for _ in range(20): batch(1000, hot=True)     # one long thread (20,000 records) for the reads
     for _ in range(50): batch(1000)
