@@ -288,6 +288,8 @@ public final class Store: Sendable {
                 )
                 """)
         }
+        // The checkpoint's receipts by thread number (issue 33): see `ReceiptSchema`.
+        migrator.registerMigration("v30-receipt-by-number") { db in try db.execute(sql: ReceiptSchema.v30) }
         return migrator
     }()
 }

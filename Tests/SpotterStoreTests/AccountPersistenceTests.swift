@@ -20,7 +20,7 @@ struct AccountPersistenceTests {
             try accounts.createLink(clientID: "c1", coachID: "k1", threadID: "th1", now: 4)
         }
         let reopened = try Store.open(directory: directory)
-        #expect(try reopened.appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging", "v4-revocations", "v5-log", "v6-time-zone", "v7-sessions", "v8-tiers", "v9-ratings", "v10-attachments", "v11-record", "v12-api-keys", "v13-profile", "v14-log-consumers", "v15-devices", "v16-notifications", "v17-reminder-channels", "v18-push-outbox", "v20-webhooks", "v21-service-tier", "v22-erasure", "v23-onboarding-fields", "v24-session-feedback", "v25-availability", "v26-ai-quota", "v28-identity-links", "v29-goal-preferences"])
+        #expect(try reopened.appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging", "v4-revocations", "v5-log", "v6-time-zone", "v7-sessions", "v8-tiers", "v9-ratings", "v10-attachments", "v11-record", "v12-api-keys", "v13-profile", "v14-log-consumers", "v15-devices", "v16-notifications", "v17-reminder-channels", "v18-push-outbox", "v20-webhooks", "v21-service-tier", "v22-erasure", "v23-onboarding-fields", "v24-session-feedback", "v25-availability", "v26-ai-quota", "v28-identity-links", "v29-goal-preferences", "v30-receipt-by-number"])
         let accounts = AccountStore(reopened)
         #expect(try accounts.user(phone: "+966500000000")?.passwordHash == "$scrypt$h")
         #expect(try accounts.link(clientID: "c1") == LinkView(clientId: "c1", coachId: "k1", threadId: "th1"))

@@ -9,7 +9,7 @@ struct AccountStoreTests {
 
     @Test("the migrations are applied in order")
     func migrations() throws {
-        #expect(try Store.inMemory().appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging", "v4-revocations", "v5-log", "v6-time-zone", "v7-sessions", "v8-tiers", "v9-ratings", "v10-attachments", "v11-record", "v12-api-keys", "v13-profile", "v14-log-consumers", "v15-devices", "v16-notifications", "v17-reminder-channels", "v18-push-outbox", "v20-webhooks", "v21-service-tier", "v22-erasure", "v23-onboarding-fields", "v24-session-feedback", "v25-availability", "v26-ai-quota", "v28-identity-links", "v29-goal-preferences"])
+        #expect(try Store.inMemory().appliedMigrations() == ["v1-serverRun", "v2-accounts", "v3-messaging", "v4-revocations", "v5-log", "v6-time-zone", "v7-sessions", "v8-tiers", "v9-ratings", "v10-attachments", "v11-record", "v12-api-keys", "v13-profile", "v14-log-consumers", "v15-devices", "v16-notifications", "v17-reminder-channels", "v18-push-outbox", "v20-webhooks", "v21-service-tier", "v22-erasure", "v23-onboarding-fields", "v24-session-feedback", "v25-availability", "v26-ai-quota", "v28-identity-links", "v29-goal-preferences", "v30-receipt-by-number"])
     }
 
     @Test("creating a client and a coach; the coach gets a coach row", arguments: AccountsBackend.allCases)

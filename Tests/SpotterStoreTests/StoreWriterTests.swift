@@ -158,7 +158,7 @@ struct StoreWriterTests {
         writer.submit({ db -> Int64 in
             try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
             try db.execute(sql: """
-                INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq) VALUES ('no-such-thread', 'u', 1, 1)
+                INSERT INTO threadMute (userId, threadId, mutedUntil, ordinal) VALUES ('no-such-user', 't', NULL, 1)
                 """)
             return 0
         }, completion: { completions.record(1, $0) })

@@ -145,9 +145,10 @@ extension CoreRunner {
         }
     }
 
-    /// The changed threads in parts (their numbers); nil when nothing changed.
+    /// The changed threads in parts (their numbers, ascending: each part's rows of the thread views and receipts,
+    /// kept in number order, are then neighbours on a few pages instead of one page each); nil when nothing changed.
     private func takeCheckpointParts() -> [[Int64]]? {
-        let numbers = chat.takeDirtyNumbers()
+        let numbers = chat.takeDirtyNumbers().sorted()
         guard !numbers.isEmpty else { return nil }
         let size = Self.checkpointPart
         return stride(from: 0, to: numbers.count, by: size).map { Array(numbers[$0..<min($0 + size, numbers.count)]) }

@@ -85,11 +85,12 @@ public final class ChatLog: Sendable {
                     lastSenderId = CASE ? WHEN 0 THEN coachId WHEN 1 THEN clientId END WHERE no = ?
                 """)
             let receipt = try DirectStatement(db, sql: """
-                INSERT INTO receipt (threadId, userId, deliveredSeq, readSeq)
-                SELECT id, CASE ? WHEN 0 THEN coachId ELSE clientId END, ?, ? FROM thread WHERE no = ?
-                ON CONFLICT(threadId, userId) DO UPDATE SET deliveredSeq = excluded.deliveredSeq, readSeq = excluded.readSeq
+                INSERT INTO threadReceipt (side, deliveredSeq, readSeq, threadNo) VALUES (?, ?, ?, ?)
+                ON CONFLICT(threadNo, side) DO UPDATE SET deliveredSeq = excluded.deliveredSeq, readSeq = excluded.readSeq
                 """)
-            for snapshot in snapshots {
+            // In number order: the views' rows and the receipts' (both kept in that order) are written page by page
+            // rather than one page per thread (`ReceiptSchema`).
+            for snapshot in snapshots.sorted(by: { $0.no < $1.no }) {
                 view.bind(1, snapshot.lastSeq)
                 view.bind(2, snapshot.lastMessageAt)
                 view.bind(3, snapshot.lastPreview)
@@ -340,8 +341,8 @@ public final class ChatLog: Sendable {
                    COALESCE(rk.deliveredSeq, 0) AS kd, COALESCE(rk.readSeq, 0) AS kr
             FROM thread t
             LEFT JOIN coachClientLink l ON l.clientId = t.clientId AND l.coachId = t.coachId
-            LEFT JOIN receipt rc ON rc.threadId = t.id AND rc.userId = t.coachId
-            LEFT JOIN receipt rk ON rk.threadId = t.id AND rk.userId = t.clientId
+            LEFT JOIN threadReceipt rc ON rc.threadNo = t.no AND rc.side = 0
+            LEFT JOIN threadReceipt rk ON rk.threadNo = t.no AND rk.side = 1
             """
         let rows: [Row]
         if let ids {
