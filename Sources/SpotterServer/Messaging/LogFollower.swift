@@ -27,6 +27,11 @@ final class LogFollower {
     let interest = ThreadInterest()
     /// The events this process's commands made for their records, until the record's turn comes.
     private var held: [Int64: [(userID: String, payload: String)]] = [:]
+    /// Per user, the newest cursor whose held events include one for them: an unlogged event a command here makes
+    /// for that user waits behind it (`publishUnlogged`), so their socket sees one process's order.
+    private var newestHeld: [String: Int64] = [:]
+    /// Unlogged events waiting behind a held cursor (by that cursor), in the order they were made.
+    private var trailing: [Int64: [(userID: String, frame: EventFrame)]] = [:]
     /// This process's records handed to the sequencer and not yet handed on.
     private var ownWaiting: Set<Int64> = []
     /// Records handed on by the sequencer and not yet applied (applying waits while a thread is read).
@@ -118,6 +123,19 @@ final class LogFollower {
             deliver(cursor, events)
         } else {
             held[cursor, default: []].append(contentsOf: events)
+            for (userID, _) in events where newestHeld[userID].map({ $0 < cursor }) ?? true { newestHeld[userID] = cursor }
+        }
+    }
+
+    /// An unlogged event a command of this process made (a quota, a group challenge's counts, a client card): alone
+    /// it goes out at once, as one process sends it after the command's logged events; here those may still be
+    /// held for their record's turn, so it waits behind the newest held one for its user and leaves right after
+    /// it. The same user's socket then sees the order one process gives. Presence and typing do not come here.
+    func publishUnlogged(userID: String, frame: EventFrame) {
+        if let cursor = newestHeld[userID] {
+            trailing[cursor, default: []].append((userID, frame))
+        } else {
+            broker.publishEphemeral(userID: userID, frame: frame)
         }
     }
 
@@ -204,6 +222,12 @@ final class LogFollower {
     private func deliver(_ cursor: Int64, _ events: [(userID: String, payload: String)]) {
         for (userID, payload) in events {
             broker.publish(userID: userID, cursor: cursor, frame: EventFrame(cursor: cursor, object: payload))
+        }
+        guard !newestHeld.isEmpty else { return }
+        for (userID, _) in events where newestHeld[userID] == cursor { newestHeld[userID] = nil }
+        // What waited behind this cursor, now that it went out.
+        if let after = trailing.removeValue(forKey: cursor) {
+            for (userID, frame) in after { broker.publishEphemeral(userID: userID, frame: frame) }
         }
     }
 
