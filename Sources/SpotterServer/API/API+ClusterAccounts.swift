@@ -46,16 +46,24 @@ extension API {
     /// process accepts the token. One indexed read off the loop per check; alone (no follower) `then` runs at
     /// once and nothing is read: this process made every revocation itself. A failed read refuses with
     /// `unavailable` (the store is out of reach for everything else too) rather than let a revoked token in.
-    func checkedAcrossProcesses(_ claims: AccessClaims?, then: @escaping (APIError?) -> Void) {
-        guard let claims, server.runner.follower != nil else { return then(nil) }
-        let accounts = services.accounts
+    ///
+    /// `caughtUp` (a socket's upgrade): the log's head is read too, and the answer waits (at most 1.5 s) until the
+    /// follower holds every record through it, so the socket's hello and replay show what any process committed
+    /// before it opened — a thread linked on another process a moment ago, its messages — as one process would.
+    func checkedAcrossProcesses(_ claims: AccessClaims?, caughtUp: Bool = false, then: @escaping (APIError?) -> Void) {
+        guard let claims, let follower = server.runner.follower else { return then(nil) }
+        let accounts = services.accounts, log = follower.log
         let familyID = claims.sessionID
-        server.loop.runBlocking({ Result { try accounts.revocation(ofSession: familyID) } }, then: { [self] result in
+        server.loop.runBlocking({ Result {
+            (try accounts.revocation(ofSession: familyID), caughtUp ? try log.newestPosition() : nil)
+        } }, then: { [self] result in
             switch result {
-            case .success(nil):
+            case .success((nil, let head)):
                 // Learnt meanwhile (the record followed while the read ran)?
-                then(revokedSessions[familyID] == nil ? nil : APIError(.sessionRevoked))
-            case .success(let revoked?):
+                let decided = { [self] in then(revokedSessions[familyID] == nil ? nil : APIError(.sessionRevoked)) }
+                guard let head else { return decided() }
+                follower.whenApplied(through: head, then: decided)
+            case .success((let revoked?, _)):
                 if revokedSessions[familyID] == nil {
                     server.metrics.revocationsFromAccounts.increment()
                     learnRevocations([revoked])

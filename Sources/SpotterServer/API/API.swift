@@ -428,7 +428,7 @@ final class API {
             }
             // In a cluster, the session as the accounts hold it first (`checkedAcrossProcesses`).
             return .later { [self] decided in
-                checkedAcrossProcesses(claims) { [self] refusal in
+                checkedAcrossProcesses(claims, caughtUp: true) { [self] refusal in
                     guard let refusal else {
                         return decided(.upgrade(AppSocket(api: self, actor: actor, claims: claims, language: language, resumeCursor: resume)))
                     }

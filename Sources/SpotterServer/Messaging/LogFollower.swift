@@ -44,6 +44,8 @@ final class LogFollower {
     /// iteration (`publishOwn`), however many commits completed in it.
     private var unpublished: [ChatRecord] = []
     private var ticks = 0
+    /// Steps waiting until the state holds every record through a position (`whenApplied`), with their deadlines.
+    private var waiters: [(through: Int64, deadline: UInt64, then: () -> Void)] = []
     /// How long (ms) a missing position may be awaited from the stream before the store is read for it.
     let patience: UInt64
     static let tickMilliseconds: UInt64 = 20
@@ -187,6 +189,23 @@ final class LogFollower {
         }
     }
 
+    /// Runs `then` once the state holds every record through `position` (a position read from the store's head:
+    /// what was committed anywhere before), or after `patience` ms whatever it holds, which covers the once-a-second
+    /// read of the store's tail. At once when it holds them already; else from the next tick (never from inside
+    /// `drain`: what `then` starts — a socket's hello — may read threads, which waits on the follower).
+    func whenApplied(through position: Int64, patience: UInt64 = 1500, then: @escaping () -> Void) {
+        guard appliedToState < position else { return then() }
+        waiters.append((position, loop.nowMilliseconds + patience, then))
+    }
+
+    private func releaseWaiters() {
+        let now = loop.nowMilliseconds, applied = appliedToState
+        let due = waiters.filter { $0.through <= applied || $0.deadline <= now }
+        guard !due.isEmpty else { return }
+        waiters.removeAll { $0.through <= applied || $0.deadline <= now }
+        for waiter in due { waiter.then() }
+    }
+
     /// The runner's state agrees with the store again: what waited is applied on top of it.
     func recovered() {
         drain()
@@ -235,6 +254,7 @@ final class LogFollower {
 
     private func tick() {
         ticks += 1
+        if !waiters.isEmpty { releaseWaiters() }
         metrics.followWaiting.record(sequencer.waitingCount)
         if let gap = sequencer.gap(now: loop.nowMilliseconds, patience: patience) {
             metrics.followGapReads.increment()
