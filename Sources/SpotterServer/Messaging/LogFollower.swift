@@ -191,8 +191,9 @@ final class LogFollower {
 
     /// Runs `then` once the state holds every record through `position` (a position read from the store's head:
     /// what was committed anywhere before), or after `patience` ms whatever it holds, which covers the once-a-second
-    /// read of the store's tail. At once when it holds them already; else from the next tick (never from inside
-    /// `drain`: what `then` starts — a socket's hello — may read threads, which waits on the follower).
+    /// read of the store's tail. At once when it holds them already; else from the follower's next tick (20 ms), so
+    /// what `then` starts (a socket's hello, which may read threads while the follower waits) never runs in the
+    /// middle of applying records.
     func whenApplied(through position: Int64, patience: UInt64 = 1500, then: @escaping () -> Void) {
         guard appliedToState < position else { return then() }
         waiters.append((position, loop.nowMilliseconds + patience, then))
