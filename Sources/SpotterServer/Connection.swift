@@ -163,7 +163,7 @@ final class Connection {
                 switch server.route(request, peer: address(for: request), metricsListener: onMetricsListener) {
                 case .receiveBody(let admission): receiveBody(request, admission)
                 case .respond(let response): answer(request, with: response)
-                case .deferred, .upgrade, .stream: refuse(HTTPError(400, "unexpected request body"), .english)
+                case .deferred, .upgrade, .stream, .later: refuse(HTTPError(400, "unexpected request body"), .english)
                 }
                 return
             }
@@ -187,16 +187,23 @@ final class Connection {
                 stream(request, body)
                 return
             case .upgrade(let endpoint):
-                do {
-                    let accepted = try Handshake.accept(request, policy: server.handshakePolicy)
-                    send(accepted.response, keepAlive: true)
-                    if server.movesSocket(endpoint, tcp) {
-                        moveThenUpgrade(to: endpoint, leftover: parser.takeRemaining())
-                    } else {
-                        upgrade(to: endpoint, leftover: parser.takeRemaining())
+                accept(request, endpoint)
+                return
+            case .later(let decide):
+                pause()
+                decide { [weak self] route in
+                    guard let self, !self.tcp.isClosed, case .http = self.phase else { return }
+                    switch route {
+                    case .upgrade(let endpoint):
+                        self.awaitingResponse = false
+                        self.tcp.startReading()
+                        self.accept(request, endpoint)
+                    case .respond(let response):
+                        self.answer(request, with: response)
+                        self.resume()
+                    case .deferred, .stream, .receiveBody, .later:
+                        self.refuse(HTTPError(500, "unexpected route"), .english)
                     }
-                } catch {
-                    refuse(error, Language(acceptLanguage: request.headers["Accept-Language"]))
                 }
                 return
             }
@@ -206,6 +213,20 @@ final class Connection {
                 resume()
                 return
             }
+        }
+    }
+
+    private func accept(_ request: HTTPRequest, _ endpoint: WebSocketEndpoint) {
+        do {
+            let accepted = try Handshake.accept(request, policy: server.handshakePolicy)
+            send(accepted.response, keepAlive: true)
+            if server.movesSocket(endpoint, tcp) {
+                moveThenUpgrade(to: endpoint, leftover: parser.takeRemaining())
+            } else {
+                upgrade(to: endpoint, leftover: parser.takeRemaining())
+            }
+        } catch {
+            refuse(error, Language(acceptLanguage: request.headers["Accept-Language"]))
         }
     }
 

@@ -10,6 +10,8 @@ extension Server {
         case upgrade(WebSocketEndpoint)
         /// Answered later (after work off the loop) through the callback, on the loop.
         case deferred((@escaping (HTTPResponse) -> Void) -> Void)
+        /// Decided later (after work off the loop) through the callback, on the loop: an upgrade or an answer.
+        case later((@escaping (Route) -> Void) -> Void)
         /// Answered with a body made a piece at a time off the loop, sent in chunks as the client takes them.
         case stream(any ResponseStream)
         /// An upload admitted from its head: its body is streamed to disk, then handed to the endpoint.

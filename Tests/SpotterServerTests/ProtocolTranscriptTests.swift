@@ -48,20 +48,9 @@ struct ProtocolTranscriptTests {
                                                email: "admin@example.com", phone: nil,
                                                passwordHash: PasswordHasher(logN: 10).hash("adminpass"), now: 0)
         }
-        if TestCluster.isOn {
-            // The differences found on three processes and not fixed yet are known issues (printed, not failing);
-            // any other mismatch fails as always.
-            try withKnownIssue("a difference on a cluster (ProtocolTranscriptTests.differencesOnACluster)", isIntermittent: true) {
-                _ = try transcript.replay(port: server.port)
-            } matching: { issue in
-                guard let mismatch = issue.error as? TranscriptReplayer.Mismatch else { return false }
-                guard let known = Self.differencesOnACluster.first(where: { $0.matches(mismatch) }) else { return false }
-                print("known difference on a cluster: \(known.reason) — \(mismatch.file):\(mismatch.line)")
-                return true
-            }
-            return
-        }
+        // On a cluster (`SPOTTER_TEST_CLUSTER`) too: any difference fails.
         let samples = try transcript.replay(port: server.port)
+        if TestCluster.isOn { return }  // the samples are the single process's
         // Tests/scripts/validate-schemas.py checks these against Protocol/schemas.
         let directory = Self.examples.deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build/schema-samples")
@@ -69,18 +58,6 @@ struct ProtocolTranscriptTests {
         let records = samples.map { ["schema": $0.schema, "json": $0.json, "location": $0.location] }
         try JSONSerialization.data(withJSONObject: records).write(to: directory.appendingPathComponent(name + ".json"))
     }
-
-    /// Where transcripts differ on a cluster (`SPOTTER_TEST_CLUSTER=3`, each connection on the next process, the
-    /// nodes settled before each): bugs of the cluster path this pass found. Remove an entry with its fix.
-    static let differencesOnACluster: [(reason: String, matches: @Sendable (TranscriptReplayer.Mismatch) -> Bool)] = [
-        // A logged event reaches the sender's own socket after the unlogged ones its command made: the follower
-        // holds a process's own events until the record's turn; quota and participants go out at once.
-        ("the sender's `quota` event comes before its own `message` event", { $0.file == "tiers.transcript" && $0.line == 68 }),
-        ("`challenge_participants` comes before the challenge's `record` event", { $0.file == "dashboard.transcript" && $0.line == 60 }),
-        // Seen once (before frames waited for the nodes to settle): the signed-out token still worked on another
-        // process for a moment, before that process followed the sign-out's `account` record.
-        ("a signed-out access token still works for a moment on another process", { $0.file == "sign-out.transcript" && $0.line == 39 }),
-    ]
 
     @Test func replayerCatchesADifference() throws {
         // The replayer itself must fail when the server says something else.

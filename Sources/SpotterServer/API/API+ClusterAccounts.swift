@@ -37,6 +37,45 @@ extension API {
             AccountProfile(fullName: user.fullName, language: user.language, timeZone: user.timeZone))))
     }
 
+    // MARK: - A token checked against the accounts
+
+    /// Cluster mode: a token's session as the accounts hold it, before the token is let in (an HTTP call, a
+    /// socket's upgrade). A sign-out acknowledged by another process is committed in the accounts before its
+    /// answer, while this process learns it only when it follows the `account` record, tens of milliseconds later
+    /// (longer while the log stream is down); read here, the promise holds everywhere at once: after the 204, no
+    /// process accepts the token. One indexed read off the loop per check; alone (no follower) `then` runs at
+    /// once and nothing is read: this process made every revocation itself. A failed read refuses with
+    /// `unavailable` (the store is out of reach for everything else too) rather than let a revoked token in.
+    ///
+    /// `caughtUp` (a socket's upgrade): the log's head is read too, and the answer waits (at most 1.5 s) until the
+    /// follower holds every record through it, so the socket's hello and replay show what any process committed
+    /// before it opened — a thread linked on another process a moment ago, its messages — as one process would.
+    func checkedAcrossProcesses(_ claims: AccessClaims?, caughtUp: Bool = false, then: @escaping (APIError?) -> Void) {
+        guard let claims, let follower = server.runner.follower else { return then(nil) }
+        let accounts = services.accounts, log = follower.log
+        let familyID = claims.sessionID
+        server.loop.runBlocking({ Result {
+            (try accounts.revocation(ofSession: familyID), caughtUp ? try log.newestPosition() : nil)
+        } }, then: { [self] result in
+            switch result {
+            case .success((nil, let head)):
+                // Learnt meanwhile (the record followed while the read ran)?
+                let decided = { [self] in then(revokedSessions[familyID] == nil ? nil : APIError(.sessionRevoked)) }
+                guard let head else { return decided() }
+                follower.whenApplied(through: head, then: decided)
+            case .success((let revoked?, _)):
+                if revokedSessions[familyID] == nil {
+                    server.metrics.revocationsFromAccounts.increment()
+                    learnRevocations([revoked])
+                }
+                then(APIError(.sessionRevoked))
+            case .failure(let error):
+                server.logger.warning("reading a session's revocation failed", metadata: ["error": "\(error)"])
+                then(APIError(.unavailable, retryAfterSeconds: 1))
+            }
+        })
+    }
+
     // MARK: - The safety net
 
     /// Cluster mode, once a second from the server's sweep: every `RevocationPoll.everySeconds`, revocations

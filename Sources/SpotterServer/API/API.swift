@@ -258,9 +258,17 @@ final class API {
             }
             return .deferred { respond in
                 do {
-                    let actor = endpoint.auth ? try self.authenticate(request) : nil
-                    try endpoint.handler(self, Call(
-                        request: request, peer: peer, language: language, actor: actor, parameters: parameters, respond: respond))
+                    let verified = endpoint.auth ? try self.verify(self.bearerToken(request)) : nil
+                    // In a cluster, the session as the accounts hold it first (`checkedAcrossProcesses`).
+                    self.checkedAcrossProcesses(verified?.claims) { refusal in
+                        do {
+                            if let refusal { throw refusal }
+                            try endpoint.handler(self, Call(request: request, peer: peer, language: language, actor: verified?.actor,
+                                                            parameters: parameters, respond: respond))
+                        } catch {
+                            respond(.apiError(APIError(wrapping: error), language))
+                        }
+                    }
                 } catch {
                     respond(.apiError(APIError(wrapping: error), language))
                 }
@@ -419,11 +427,26 @@ final class API {
                 guard let value = Int64(text), value >= 0 else { throw APIError(.badRequest, field: "cursor") }
                 resume = value
             }
-            return .upgrade(AppSocket(api: self, actor: actor, claims: claims, language: language, resumeCursor: resume))
+            guard server.runner.follower != nil else {
+                return .upgrade(AppSocket(api: self, actor: actor, claims: claims, language: language, resumeCursor: resume))
+            }
+            // In a cluster, the session as the accounts hold it first (`checkedAcrossProcesses`).
+            return .later { [self] decided in
+                checkedAcrossProcesses(claims, caughtUp: true) { [self] refusal in
+                    guard let refusal else {
+                        return decided(.upgrade(AppSocket(api: self, actor: actor, claims: claims, language: language, resumeCursor: resume)))
+                    }
+                    decided(refusedUpgrade(refusal, language))
+                }
+            }
         } catch {
-            // 401 before the upgrade: the client must sign in or refresh first.
-            server.metrics.recordHandshakeFailure(status: error.code.httpStatus, reason: HTTPError.metricReason(error.code.httpStatus))
-            return .respond(.apiError(error, language ?? .english))  // closed after it: it asked for an upgrade
+            return refusedUpgrade(error, language)
         }
+    }
+
+    private func refusedUpgrade(_ error: APIError, _ language: Language?) -> Server.Route {
+        // 401 before the upgrade: the client must sign in or refresh first.
+        server.metrics.recordHandshakeFailure(status: error.code.httpStatus, reason: HTTPError.metricReason(error.code.httpStatus))
+        return .respond(.apiError(error, language ?? .english))  // closed after it: it asked for an upgrade
     }
 }

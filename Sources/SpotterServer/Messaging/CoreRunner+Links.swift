@@ -37,8 +37,8 @@ extension CoreRunner {
                         continue
                     }
                     for side in [Side.coach, Side.client] where broker.isOnline(thread.userID(side.other)) {
-                        broker.publishEphemeral(userID: thread.userID(side), frame:
-                            PresenceEvent(userId: thread.userID(side.other), online: true, lastSeenAt: nil).jsonText)
+                        publishUnlogged(userID: thread.userID(side), frame: EventFrame(
+                            PresenceEvent(userId: thread.userID(side.other), online: true, lastSeenAt: nil).jsonText))
                     }
                 }
                 follower?.own(outcome.records)

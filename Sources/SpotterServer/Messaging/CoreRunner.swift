@@ -236,7 +236,7 @@ final class CoreRunner {
     // MARK: - Publishing
 
     /// Hands committed records' events to the broker (through the follower in a cluster, which delivers them in
-    /// position order), and the ephemeral ones straight to their users' sockets.
+    /// position order, with the unlogged ones behind them), and alone the unlogged ones straight to their sockets.
     func publish(_ applied: Applied) {
         if let follower {
             // In position order through the follower (as text: what it holds may come from another process).
@@ -250,13 +250,24 @@ final class CoreRunner {
                 }
                 follower.publish(cursor: cursor, events: events)
             }
-        } else {
-            // The core's bytes, framed once per event: no `String` between the core and the sockets.
-            for event in applied.logged {
-                broker.publish(userID: event.userID, cursor: event.cursor, frame: EventFrame(cursor: event.cursor, object: event.json))
-            }
+            // Behind the logged events they follow, for the same sockets (`LogFollower.publishUnlogged`).
+            for (userID, json) in applied.ephemeral { follower.publishUnlogged(userID: userID, frame: EventFrame(json)) }
+            return
+        }
+        // The core's bytes, framed once per event: no `String` between the core and the sockets.
+        for event in applied.logged {
+            broker.publish(userID: event.userID, cursor: event.cursor, frame: EventFrame(cursor: event.cursor, object: event.json))
         }
         for (userID, json) in applied.ephemeral { broker.publishEphemeral(userID: userID, frame: EventFrame(json)) }
+    }
+
+    /// An unlogged event a command made: in a cluster behind the logged events still held for the same user.
+    func publishUnlogged(userID: String, frame: EventFrame) {
+        if let follower {
+            follower.publishUnlogged(userID: userID, frame: frame)
+        } else {
+            broker.publishEphemeral(userID: userID, frame: frame)
+        }
     }
 
     // MARK: - Quotas (`--tiers`)
@@ -282,7 +293,7 @@ final class CoreRunner {
     func pushQuota(_ userID: String) {
         quotaView(userID) { [weak self] view in
             guard let self, let view else { return }
-            broker.publishEphemeral(userID: userID, frame: QuotaEvent(quota: view).jsonText)
+            publishUnlogged(userID: userID, frame: EventFrame(QuotaEvent(quota: view).jsonText))
         }
     }
 

@@ -27,6 +27,11 @@ final class LogFollower {
     let interest = ThreadInterest()
     /// The events this process's commands made for their records, until the record's turn comes.
     private var held: [Int64: [(userID: String, payload: String)]] = [:]
+    /// Per user, the newest cursor whose held events include one for them: an unlogged event a command here makes
+    /// for that user waits behind it (`publishUnlogged`), so their socket sees one process's order.
+    private var newestHeld: [String: Int64] = [:]
+    /// Unlogged events waiting behind a held cursor (by that cursor), in the order they were made.
+    private var trailing: [Int64: [(userID: String, frame: EventFrame)]] = [:]
     /// This process's records handed to the sequencer and not yet handed on.
     private var ownWaiting: Set<Int64> = []
     /// Records handed on by the sequencer and not yet applied (applying waits while a thread is read).
@@ -39,6 +44,8 @@ final class LogFollower {
     /// iteration (`publishOwn`), however many commits completed in it.
     private var unpublished: [ChatRecord] = []
     private var ticks = 0
+    /// Steps waiting until the state holds every record through a position (`whenApplied`), with their deadlines.
+    private var waiters: [(through: Int64, deadline: UInt64, then: () -> Void)] = []
     /// How long (ms) a missing position may be awaited from the stream before the store is read for it.
     let patience: UInt64
     static let tickMilliseconds: UInt64 = 20
@@ -118,6 +125,19 @@ final class LogFollower {
             deliver(cursor, events)
         } else {
             held[cursor, default: []].append(contentsOf: events)
+            for (userID, _) in events where newestHeld[userID].map({ $0 < cursor }) ?? true { newestHeld[userID] = cursor }
+        }
+    }
+
+    /// An unlogged event a command of this process made (a quota, a group challenge's counts, a client card): alone
+    /// it goes out at once, as one process sends it after the command's logged events; here those may still be
+    /// held for their record's turn, so it waits behind the newest held one for its user and leaves right after
+    /// it. The same user's socket then sees the order one process gives. Presence and typing do not come here.
+    func publishUnlogged(userID: String, frame: EventFrame) {
+        if let cursor = newestHeld[userID] {
+            trailing[cursor, default: []].append((userID, frame))
+        } else {
+            broker.publishEphemeral(userID: userID, frame: frame)
         }
     }
 
@@ -169,6 +189,24 @@ final class LogFollower {
         }
     }
 
+    /// Runs `then` once the state holds every record through `position` (a position read from the store's head:
+    /// what was committed anywhere before), or after `patience` ms whatever it holds, which covers the once-a-second
+    /// read of the store's tail. At once when it holds them already; else from the follower's next tick (20 ms), so
+    /// what `then` starts (a socket's hello, which may read threads while the follower waits) never runs in the
+    /// middle of applying records.
+    func whenApplied(through position: Int64, patience: UInt64 = 1500, then: @escaping () -> Void) {
+        guard appliedToState < position else { return then() }
+        waiters.append((position, loop.nowMilliseconds + patience, then))
+    }
+
+    private func releaseWaiters() {
+        let now = loop.nowMilliseconds, applied = appliedToState
+        let due = waiters.filter { $0.through <= applied || $0.deadline <= now }
+        guard !due.isEmpty else { return }
+        waiters.removeAll { $0.through <= applied || $0.deadline <= now }
+        for waiter in due { waiter.then() }
+    }
+
     /// The runner's state agrees with the store again: what waited is applied on top of it.
     func recovered() {
         drain()
@@ -205,12 +243,19 @@ final class LogFollower {
         for (userID, payload) in events {
             broker.publish(userID: userID, cursor: cursor, frame: EventFrame(cursor: cursor, object: payload))
         }
+        guard !newestHeld.isEmpty else { return }
+        for (userID, _) in events where newestHeld[userID] == cursor { newestHeld[userID] = nil }
+        // What waited behind this cursor, now that it went out.
+        if let after = trailing.removeValue(forKey: cursor) {
+            for (userID, frame) in after { broker.publishEphemeral(userID: userID, frame: frame) }
+        }
     }
 
     // MARK: - The store
 
     private func tick() {
         ticks += 1
+        if !waiters.isEmpty { releaseWaiters() }
         metrics.followWaiting.record(sequencer.waitingCount)
         if let gap = sequencer.gap(now: loop.nowMilliseconds, patience: patience) {
             metrics.followGapReads.increment()
