@@ -47,6 +47,35 @@ extension Connection {
         }
     }
 
+    /// An upload's head decided later (`Server.Route.decideUpload`): nothing is read meanwhile, then the body is
+    /// received or the answer sent as if the route had said so at once. A request without a body (an upload
+    /// endpoint asks for one) is answered `missing_field` once admitted.
+    func decideUpload(_ request: HTTPRequest, _ decide: (@escaping (Server.Route) -> Void) -> Void) {
+        pause()
+        decide { [weak self] route in
+            guard let self, !tcp.isClosed, case .http = phase else {
+                if case .receiveBody(let admission) = route { admission.reservation.release() }
+                return
+            }
+            switch route {
+            case .receiveBody(let admission) where parser.streamedBodyRemaining > 0:
+                awaitingResponse = false
+                tcp.startReading()  // before the sink, which may pause it again
+                receiveBody(request, admission)
+            case .receiveBody(let admission):
+                admission.reservation.release()
+                answer(request, with: .apiError(APIError(.missingField, field: "body"), .english))
+                resume()
+            case .respond(let response):
+                answer(request, with: response)
+                resume()
+            case .deferred, .upgrade, .stream, .decideUpload:
+                answer(request, with: .apiError(APIError(.badRequest), .english))
+                resume()
+            }
+        }
+    }
+
     /// The connection closed with an upload under way: its file is removed and its bytes released.
     func endUpload() {
         guard let (_, sink, admission) = upload else { return }

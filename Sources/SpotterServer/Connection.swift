@@ -162,6 +162,7 @@ final class Connection {
                 // An upload's head: decided before a byte of its body is read.
                 switch server.route(request, peer: address(for: request), metricsListener: onMetricsListener) {
                 case .receiveBody(let admission): receiveBody(request, admission)
+                case .decideUpload(let decide): decideUpload(request, decide)
                 case .respond(let response): answer(request, with: response)
                 case .deferred, .upgrade, .stream, .later: refuse(HTTPError(400, "unexpected request body"), .english)
                 }
@@ -185,6 +186,9 @@ final class Connection {
                 return
             case .stream(let body):
                 stream(request, body)
+                return
+            case .decideUpload(let decide):
+                decideUpload(request, decide)
                 return
             case .upgrade(let endpoint):
                 accept(request, endpoint)

@@ -16,6 +16,9 @@ extension Server {
         case stream(any ResponseStream)
         /// An upload admitted from its head: its body is streamed to disk, then handed to the endpoint.
         case receiveBody(UploadAdmission)
+        /// An upload's head decided after work off the loop (its thread read first, `API+UploadAdmission`): nothing
+        /// of the body is read until the callback, on the loop, says `receiveBody` or `respond`.
+        case decideUpload((@escaping (Route) -> Void) -> Void)
     }
 
     /// `metricsListener`: the request came on `--metrics-listen`, where only `/metrics`, `/healthz` and `/readyz`

@@ -19,7 +19,8 @@ deploy/install-deps.sh --test
 
 LOG=$(mktemp /tmp/spotter-tests.XXXXXX)
 # The suites step 9 runs on three processes (Tests/TestSupport/TestCluster.swift: SPOTTER_TEST_CLUSTER).
-CLUSTER_SUITES='ProtocolTranscriptTests|MessagingTests|CommandExecutionFuzzTests|SessionsTests'
+# (2026-11-27 census: which others pass and why the rest do not, Sources/SpotterPostgres/CLUSTER.md.)
+CLUSTER_SUITES='ProtocolTranscriptTests|MessagingTests|CommandExecutionFuzzTests|SessionsTests|SessionLimitsTests|NumbersAtTheEdgeTests|AuthorizationMatrixTests|ReplyFrameTests|EventFrameTests|EventBytesTests|PagingTests|AppSocketTests'
 trap 'rm -f "$LOG"' EXIT
 
 echo "== swift test"

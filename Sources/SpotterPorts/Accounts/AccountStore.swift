@@ -70,6 +70,14 @@ public struct AccountStore: Sendable {
         return found
     }
 
+    /// The user with this id as stored now, read past the directory (which keeps the row read): in a cluster a
+    /// change another process committed and the log does not carry (an avatar) is in the row, not yet in memory.
+    public func storedUser(id: String) throws -> UserRecord? {
+        let found = try fetchUser(column: "id", value: id)
+        if let found { directory?.put(found) }
+        return found
+    }
+
     /// The user with this (normalized) email.
     public func user(email: String) throws -> UserRecord? {
         try fetchUser(column: "email", value: email)

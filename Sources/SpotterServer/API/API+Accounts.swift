@@ -197,9 +197,12 @@ extension API {
     }
 
     func me(_ actor: Actor, _ language: Language, _ respond: @escaping Respond) {
-        let services = self.services
+        // In a cluster the row as stored: what the log's account records do not carry (an avatar, onboarding) may
+        // have changed on another process (`AccountStore.storedUser`).
+        let (services, stored) = (self.services, server.runner.follower != nil)
         run(language, respond) { () -> UserView in
-            guard let user = try services.accounts.user(id: actor.userID) else { throw APIError(.unauthorized) }
+            let user = try stored ? services.accounts.storedUser(id: actor.userID) : services.accounts.user(id: actor.userID)
+            guard let user else { throw APIError(.unauthorized) }
             return user.view
         }
     }

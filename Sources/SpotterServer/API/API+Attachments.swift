@@ -46,8 +46,8 @@ extension API {
 
     /// In a cluster, a thread this process does not hold yet (linked on another process a moment ago) is read
     /// from the store first, as the socket's commands do (`CoreRunner.mustReadThread`); then `next` runs, on the
-    /// loop (a thread still unknown: `forbidden`, as alone). An upload's head cannot wait so: it is admitted from
-    /// memory (CLUSTER.md, "The suites on three processes").
+    /// loop (a thread still unknown: `forbidden`, as alone). An upload's head waits the same way, before its body
+    /// is read (`API+UploadAdmission`).
     func afterReadingThread(_ threadID: String, _ language: Language, _ respond: @escaping Respond,
                             _ next: @escaping () throws(APIError) -> Void) {
         let runner = server.runner

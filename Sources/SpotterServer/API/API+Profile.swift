@@ -104,10 +104,10 @@ extension API {
     /// `GET /v1/users/{id}/avatar/{digest}`: the image, to those who may see it (`AccessPolicy.canSeeAvatar`);
     /// a digest that is not the user's current avatar is `not_found`.
     func avatar(_ userID: String, _ digest: String, _ actor: Actor, _ language: Language, _ respond: @escaping Respond) {
-        let services = self.services
+        let (services, stored) = (self.services, server.runner.follower != nil)
         server.loop.runBlocking({
             blockingResult { () -> [UInt8] in
-                guard try services.mayReadAvatar(userID, digest, actor), let image = try services.attachments.contents(id: digest) else {
+                guard try services.mayReadAvatar(userID, digest, actor, stored: stored), let image = try services.attachments.contents(id: digest) else {
                     throw APIError(.notFound, field: "id")
                 }
                 return image

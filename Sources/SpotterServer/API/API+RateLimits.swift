@@ -11,6 +11,7 @@ import WebSocket
 /// | failed proofs (password, code) on one account: 5 per 15 min | email / user | yes (PostgreSQL) |
 /// | phone-code requests (each may send an SMS): 10 per hour | address | yes (PostgreSQL) |
 /// | sign-ups: `--signups-per-hour` | address | yes (PostgreSQL) |
+/// | session creates: `--session-creates-per-minute` | account | yes (PostgreSQL, `AppSocket+SessionBudget`) |
 ///
 /// On PostgreSQL they are `RateLimitCounters` rows every process counts in, one atomic upsert per attempt on the
 /// thread that takes the request to the database anyway (`LimitGate.run`): never on the loop. On SQLite (one
@@ -19,8 +20,8 @@ import WebSocket
 ///
 /// What stays per process or per socket, and what that means behind a balancer with N processes: a socket's command
 /// budget and its 64 pending sends (per socket: a client has the same budget whichever process holds it); session
-/// creates and acts per minute (`--session-creates-per-minute`, `--session-acts-per-minute`, kept by each process's
-/// core: a user whose sockets sit on k processes gets at most k× — at most N×); exports (one per user and four at once
+/// acts per minute (`--session-acts-per-minute`, kept by each process's core: a user whose sockets sit on k processes
+/// gets at most k× — at most N×; session creates are counted in the shared rows too, `AppSocket+SessionBudget`); exports (one per user and four at once
 /// per process: N per user, 4N in all); uploads' bytes in flight, appends in flight and the hashing queue (capacity
 /// of one process, not limits on a person). Limits already in the database hold everywhere: a phone code's resend
 /// wait and wrong guesses (`otpChallenge`), AI generations (`aiQuota`).

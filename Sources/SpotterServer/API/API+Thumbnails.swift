@@ -55,10 +55,10 @@ extension API {
     /// that is not the user's current avatar or an avatar with no thumbnail.
     func avatarThumbnail(_ userID: String, _ digest: String, _ actor: Actor, _ language: Language,
                          _ respond: @escaping Respond) {
-        let services = self.services
+        let (services, stored) = (self.services, server.runner.follower != nil)
         server.loop.runBlocking({
             blockingResult { () -> [UInt8] in
-                guard try services.mayReadAvatar(userID, digest, actor), let jpeg = try services.attachments.thumbnail(of: digest) else {
+                guard try services.mayReadAvatar(userID, digest, actor, stored: stored), let jpeg = try services.attachments.thumbnail(of: digest) else {
                     throw APIError(.notFound, field: "id")
                 }
                 return jpeg
@@ -75,8 +75,10 @@ extension API {
 extension APIServices {
     /// Whether `actor` may read the avatar `digest` of `userID` (blocking): `forbidden` is thrown before revealing
     /// whether the user exists (`AccessPolicy.canSeeAvatar`); false when `digest` is not the user's current avatar.
-    func mayReadAvatar(_ userID: String, _ digest: String, _ actor: Actor) throws -> Bool {
-        let owner = try accounts.user(id: userID)
+    /// `stored` (a cluster): the owner's row is read from the store, not the directory — the avatar is not in the
+    /// log's account records, so another process's change would otherwise show only after a restart here.
+    func mayReadAvatar(_ userID: String, _ digest: String, _ actor: Actor, stored: Bool) throws -> Bool {
+        let owner = try stored ? accounts.storedUser(id: userID) : accounts.user(id: userID)
         let coachID = owner?.role == Role.client.rawValue ? try accounts.link(clientID: userID)?.coachId : nil
         guard AccessPolicy.canSeeAvatar(actor, ownerID: userID, ownerRole: owner.flatMap { Role(rawValue: $0.role) } ?? .client,
                                         ownerCoachID: coachID) else { throw APIError(.forbidden) }

@@ -88,6 +88,9 @@ final class API {
         /// An upload's checks from its head (the body not read yet), answering what to do with the body once
         /// it is on disk. Set for the endpoints with `maxBodyBytes`; their `handler` is unused.
         let upload: UploadCheck?
+        /// An upload to the thread its first `*` names: in a cluster, a thread this process does not hold yet is read
+        /// before `upload` decides (`API+UploadAdmission`).
+        let uploadReadsThread: Bool
         init(_ method: String, _ path: String, auth: Bool = true, developmentOnly: Bool = false, provisioningOnly: Bool = false,
              maxBodyBytes: Int? = nil, _ handler: @escaping @Sendable (API, Call) throws -> Void) {
             self.method = method
@@ -98,10 +101,12 @@ final class API {
             self.maxBodyBytes = maxBodyBytes
             self.handler = handler
             upload = nil
+            uploadReadsThread = false
         }
 
         /// An upload endpoint: signed in, its body up to `maxBodyBytes`, read only once `check` has passed.
-        init(_ method: String, _ path: String, uploadUpTo maxBodyBytes: Int, _ check: @escaping UploadCheck) {
+        init(_ method: String, _ path: String, uploadUpTo maxBodyBytes: Int, readingThread: Bool = false,
+             _ check: @escaping UploadCheck) {
             self.method = method
             pattern = path.split(separator: "/", omittingEmptySubsequences: false)
             auth = true
@@ -110,6 +115,7 @@ final class API {
             self.maxBodyBytes = maxBodyBytes
             handler = { _, _ in }
             upload = check
+            uploadReadsThread = readingThread
         }
 
         /// The `*` segments, or nil if `parts` is not this endpoint's path.
@@ -180,7 +186,7 @@ final class API {
         },
         Endpoint("DELETE", "admin/users/*") { try $0.eraseUser($1.parameters[0], $1.signedIn, $1.language, $1.respond) },
         Endpoint("PUT", "admin/users/*/tier") { try $0.setTier($1.parameters[0], $1.request, $1.signedIn, $1.language, $1.respond) },
-        Endpoint("POST", "threads/*/attachments", uploadUpTo: AttachmentRules.maxBytes) {
+        Endpoint("POST", "threads/*/attachments", uploadUpTo: AttachmentRules.maxBytes, readingThread: true) {
             try $0.admitAttachment($1.parameters[0], $1.signedIn, $1.language)
         },
         Endpoint("GET", "threads/*/attachments/*") {
@@ -254,7 +260,8 @@ final class API {
                 continue
             }
             if let upload = endpoint.upload {
-                return admitUpload(request, upload, Head(request: request, language: language, actor: nil, parameters: parameters))
+                let head = Head(request: request, language: language, actor: nil, parameters: parameters)
+                return endpoint.uploadReadsThread ? admitUploadReadingThread(request, upload, head) : admitUpload(request, upload, head)
             }
             return .deferred { respond in
                 do {
@@ -299,7 +306,7 @@ final class API {
     /// endpoint's own checks (403 for a thread the caller is not in, …), then room under
     /// `maxUploadBytesInFlight` (503 `unavailable` with `Retry-After`). A refusal is answered at once and
     /// the connection closed with the body unread.
-    private func admitUpload(_ request: HTTPRequest, _ check: UploadCheck, _ head: Head) -> Server.Route {
+    func admitUpload(_ request: HTTPRequest, _ check: UploadCheck, _ head: Head) -> Server.Route {
         do {
             let actor = try authenticate(request)
             let received = try check(self, Head(request: request, language: head.language, actor: actor, parameters: head.parameters))

@@ -31,11 +31,15 @@ extension AppSocket {
                                       start: command.start, minutes: command.durationMinutes, purpose: command.purpose),
                        reply: replier(id: id))
         }
-        // The time is checked against the coach's availability (AppSocket+Availability); a thread not the
-        // sender's is refused by the core as before.
-        guard command.start != nil, let threadID = command.threadId,
-              let coachID = runner.chat.thread(id: threadID)?.coachID else { return run() }
-        withAvailability(coachID: coachID, id: id) { _ in run() }
+        // In a cluster the account's budget is counted where every process sees it first (AppSocket+SessionBudget).
+        withSharedSessionCreate(id: id) { [weak self] in
+            guard let self else { return }
+            // The time is checked against the coach's availability (AppSocket+Availability); a thread not the
+            // sender's is refused by the core as before.
+            guard command.start != nil, let threadID = command.threadId,
+                  let coachID = runner.chat.thread(id: threadID)?.coachID else { return run() }
+            withAvailability(coachID: coachID, id: id) { _ in run() }
+        }
     }
 
     /// A reply to `id` from a result's JSON or error.

@@ -79,8 +79,11 @@ final class AppSocket: WebSocketEndpoint, BrokerSubscriber {
         // In a cluster the user's threads this process let go are read again first (`CoreRunner+Interest`):
         // attached, the user's threads get every record from now on.
         runner.holdThreads(of: actor.userID, stillWanted: { [weak self] in self?.connection != nil }) { [weak self] in
-            guard let self, let connection = self.connection else { return }
-            hello(on: connection)
+            // … and the people those threads are shared with (`AppSocket+Counterparts`).
+            self?.withCounterpartsKnown { [weak self] in
+                guard let self, let connection = self.connection else { return }
+                hello(on: connection)
+            }
         }
     }
 
