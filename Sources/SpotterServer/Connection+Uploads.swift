@@ -69,7 +69,7 @@ extension Connection {
             case .respond(let response):
                 answer(request, with: response)
                 resume()
-            case .deferred, .upgrade, .stream, .decideUpload:
+            case .deferred, .upgrade, .stream, .decideUpload, .later:
                 answer(request, with: .apiError(APIError(.badRequest), .english))
                 resume()
             }

@@ -205,7 +205,7 @@ final class Connection {
                     case .respond(let response):
                         self.answer(request, with: response)
                         self.resume()
-                    case .deferred, .stream, .receiveBody, .later:
+                    case .deferred, .stream, .receiveBody, .later, .decideUpload:
                         self.refuse(HTTPError(500, "unexpected route"), .english)
                     }
                 }
