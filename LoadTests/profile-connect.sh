@@ -8,8 +8,8 @@
 #   LoadTests/profile-connect.sh [SERVER_BIN] [LOAD_BIN]
 #   SOCKETS [1000] PENDING [50] OUT [/tmp/connect-profile] TOP [60]
 #
-# Valgrind 3.19 cannot read Swift 6.3's DWARF: the server is copied with its debug sections stripped (the
-# symbol table stays, so functions keep their names). See profile-hotpath.sh, which this follows.
+# The server starts under callgrind as callgrind-server.sh says (a copy without debug sections: valgrind 3.19
+# cannot read Swift 6.3's DWARF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER_SRC=${1:-.build/release/spotter}
@@ -19,25 +19,8 @@ PENDING=${PENDING:-50}
 OUT=${OUT:-/tmp/connect-profile}
 TOP=${TOP:-60}
 
-rm -rf "$OUT"
-mkdir -p "$OUT/data"
-SERVER="$OUT/spotter-nodebug"
-objcopy --strip-debug "$SERVER_SRC" "$SERVER"
-PASSWORD="profile-$RANDOM$RANDOM"
-SPOTTER_ADMIN_PASSWORD="$PASSWORD" "$SERVER" admin create-admin --data-dir "$OUT/data" \
-    --email admin@load.test --full-name Load >/dev/null
-PORT=$((20000 + RANDOM % 30000))
-valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
-    --callgrind-out-file="$OUT/callgrind.out.%p" \
-    "$SERVER" serve --port "$PORT" --data-dir "$OUT/data" --log-level warning --idle-timeout 300 \
-    --load-test-provisioning >"$OUT/server.log" 2>&1 &
-PID=$!
-trap 'kill $PID 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
-    sleep 0.1
-done
-echo "load before: $(cat /proc/loadavg)" | tee "$OUT/loadavg"
+IDLE_TIMEOUT=300
+source LoadTests/callgrind-server.sh
 # Provision first (uninstrumented), then connect with the accounts file, so the window holds connects only.
 SPOTTER_LOAD_ADMIN_PASSWORD="$PASSWORD" "$LOAD" idle --port "$PORT" --admin-email admin@load.test \
     --sockets "$SOCKETS" --provision-to "$OUT/accounts.json" >"$OUT/provision.out" 2>&1

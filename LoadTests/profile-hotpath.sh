@@ -9,8 +9,8 @@
 #   LoadTests/profile-hotpath.sh [SERVER_BIN] [LOAD_BIN]
 #   PAIRS [100] RATE [30] WARMUP [3] DURATION [10] OUT [/tmp/hotpath-profile] TOP [40]
 #
-# Valgrind 3.19 cannot read Swift 6.3's DWARF: the server binary is copied with its debug sections stripped
-# (objcopy --strip-debug keeps the symbol table, so functions keep their names).
+# The server starts under callgrind as callgrind-server.sh says (a copy without debug sections: valgrind 3.19
+# cannot read Swift 6.3's DWARF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER_SRC=${1:-.build/release/spotter}
@@ -22,25 +22,8 @@ DURATION=${DURATION:-10}
 OUT=${OUT:-/tmp/hotpath-profile}
 TOP=${TOP:-40}
 
-rm -rf "$OUT"
-mkdir -p "$OUT/data"
-SERVER="$OUT/spotter-nodebug"
-objcopy --strip-debug "$SERVER_SRC" "$SERVER"
-PASSWORD="profile-$RANDOM$RANDOM"
-SPOTTER_ADMIN_PASSWORD="$PASSWORD" "$SERVER" admin create-admin --data-dir "$OUT/data" \
-    --email admin@load.test --full-name Load >/dev/null
-PORT=$((20000 + RANDOM % 30000))
-valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
-    --callgrind-out-file="$OUT/callgrind.out.%p" \
-    "$SERVER" serve --port "$PORT" --data-dir "$OUT/data" --log-level warning --idle-timeout 120 \
-    --load-test-provisioning >"$OUT/server.log" 2>&1 &
-PID=$!
-trap 'kill $PID 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
-    sleep 0.1
-done
-echo "load before: $(cat /proc/loadavg)" | tee "$OUT/loadavg"
+IDLE_TIMEOUT=120
+source LoadTests/callgrind-server.sh
 SPOTTER_LOAD_ADMIN_PASSWORD="$PASSWORD" "$LOAD" chat --port "$PORT" --server-pids "$PID" \
     --admin-email admin@load.test --pairs "$PAIRS" --rate "$RATE" --warmup "$WARMUP" --duration "$DURATION" \
     --connect-timeout 60 --json "$OUT/chat.json" >"$OUT/chat.out" 2>"$OUT/chat.progress" &
